@@ -1,0 +1,45 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Kysely } from "kysely";
+import { BASE_PATH, type Auth } from "./auth.config.js";
+import { problems } from "./lib/errors.js";
+import type { Logger } from "./lib/logger.js";
+import { problemResponse, renderError } from "./lib/respond.js";
+import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
+import { pageRoutes } from "./routes/pages/index.js";
+import { wellKnownRoutes } from "./routes/well-known.js";
+
+export interface AppDeps {
+  auth: Auth;
+  db: Kysely<any>;
+  logger: Logger;
+  authUrl: string;
+}
+
+/** Largest body any /api route reads; past it a 413 problem, never a hang. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function createApp({ auth, db, logger, authUrl }: AppDeps) {
+  const app = new Hono();
+  const tooLarge = () => problemResponse(problems.tooLarge());
+
+  app.use(async (c, next) => {
+    c.set("requestId" as never, (c.req.header("x-request-id")?.slice(0, 64) || randomUUID()) as never);
+    await next();
+  });
+
+  app.route("/.well-known", wellKnownRoutes(auth, authUrl));
+
+  app.use(`${BASE_PATH}/*`, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
+  app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
+  app.all(`${BASE_PATH}/*`, (c) => auth.handler(c.req.raw));
+
+  app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
+  app.route("/", pageRoutes({ auth, db, authUrl }));
+  app.get("/", (c) => c.redirect("/sign-in"));
+
+  app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
+  app.onError(renderError(logger));
+  return app;
+}

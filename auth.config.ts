@@ -1,0 +1,174 @@
+import { passkey } from "@better-auth/passkey";
+import { oauthDeviceAuthorization, oauthProvider } from "@better-auth/oauth-provider";
+import { betterAuth, type BetterAuthOptions } from "better-auth";
+import { admin, jwt, organization, twoFactor } from "better-auth/plugins";
+import type { Redis } from "ioredis";
+import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import { createDb, type Database } from "./lib/db.js";
+import { loadEnv, type Config } from "./lib/env.js";
+import { createLogger, type Logger } from "./lib/logger.js";
+import { createMailer, type Mailer } from "./lib/mailer.js";
+import { redisSecondaryStorage } from "./lib/redis.js";
+import { bapClaims, findSelectedBapIdentity } from "./plugins/identity/claims.js";
+import { identity } from "./plugins/identity/index.js";
+import { memberKey } from "./plugins/member-key/index.js";
+
+export interface AuthDeps {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  mailer?: Mailer;
+  redis?: Redis;
+}
+
+/** Scopes offered to clients, in the spec's order. */
+export const SCOPES = ["openid", "profile", "email", "offline_access"] as const;
+/** The claims we issue, advertised in discovery. */
+export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "bap_id", "bap", "pubkey", "name", "picture", "email", "email_verified"];
+/** Where the account surface and the OAuth endpoints are mounted. */
+export const BASE_PATH = "/api/auth";
+/** Name of the header our server fills with the peer address; better-auth's rate limiter keys on it. */
+export const CLIENT_IP_HEADER = "x-idp-client-ip";
+
+const DAY = 24 * 60 * 60;
+
+function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
+  const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
+  const replay = redis ? redisReplayCache(redis) : memoryReplayCache();
+  const url = (path: string) => `${config.authUrl}${path}`;
+
+  return {
+    appName: "Identity",
+    baseURL: config.authUrl,
+    basePath: BASE_PATH,
+    secret: config.secret,
+    trustedOrigins: [config.authUrl],
+    database: { db: database.db, type: database.type },
+    ...(redis ? { secondaryStorage: redisSecondaryStorage(redis) } : {}),
+    // oauth-provider keeps sessions in the database even with secondary storage: tokens refer to them.
+    session: { storeSessionInDatabase: true },
+    emailAndPassword: {
+      enabled: true,
+      autoSignIn: true,
+      requireEmailVerification: config.requireEmailVerification,
+      revokeSessionsOnPasswordReset: true,
+      async sendResetPassword({ user, url: link }) {
+        await send({ to: user.email, subject: "Reset your password", text: `Reset your password: ${link}` });
+      },
+    },
+    // With verification off, send-verification-email answers 400 (spec, Errors 5).
+    ...(config.requireEmailVerification
+      ? {
+          emailVerification: {
+            sendOnSignUp: true,
+            autoSignInAfterVerification: true,
+            async sendVerificationEmail({ user, url: link }) {
+              await send({ to: user.email, subject: "Verify your e-mail", text: `Verify your e-mail address: ${link}` });
+            },
+          },
+        }
+      : {}),
+    user: {
+      changeEmail: {
+        enabled: true,
+        async sendChangeEmailConfirmation({ user, newEmail, url: link }) {
+          await send({ to: user.email, subject: "Confirm your new e-mail", text: `Confirm the change to ${newEmail}: ${link}` });
+        },
+      },
+    },
+    rateLimit: {
+      enabled: config.rateLimitEnabled,
+      storage: redis ? "secondary-storage" : "memory",
+      window: 60,
+      max: 600,
+      customRules: {
+        "/sign-in/email": { window: 60, max: 20 },
+        "/sign-up/email": { window: 60, max: 20 },
+      },
+    },
+    advanced: {
+      ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
+      useSecureCookies: config.authUrl.startsWith("https://"),
+    },
+    // The jwt plugin's session-JWT route is not part of our surface: sessions are cookies or bearer.
+    disabledPaths: ["/token"],
+    onAPIError: { errorURL: url("/error") },
+    logger: {
+      level: config.logLevel === "silent" ? "error" : config.logLevel,
+      disabled: config.logLevel === "silent",
+      log(level, message, ...args) {
+        logger[level](message, args.length ? { args: args.map((a) => (a instanceof Error ? a.message : a)) } : undefined);
+      },
+    },
+    telemetry: { enabled: false },
+    plugins: [
+      identity(),
+      jwt({
+        jwt: { issuer: config.authUrl, audience: config.authUrl, expirationTime: `${config.ttl.accessToken}s` },
+        // RS256: OIDC Core §15.1 makes it the one algorithm every relying party supports.
+        jwks: { keyPairConfig: { alg: "RS256", modulusLength: 2048 }, rotationInterval: 90 * DAY, gracePeriod: 30 * DAY },
+        disableSettingJwtHeader: true,
+      }),
+      oauthProvider({
+        loginPage: "/sign-in",
+        consentPage: "/consent",
+        signup: { page: "/sign-up" },
+        scopes: [...SCOPES],
+        grantTypes: ["authorization_code", "refresh_token"],
+        advertisedMetadata: { claims_supported: CLAIMS },
+        allowDynamicClientRegistration: true,
+        allowUnauthenticatedClientRegistration: true,
+        accessTokenExpiresIn: config.ttl.accessToken,
+        refreshTokenExpiresIn: config.ttl.refreshToken,
+        codeExpiresIn: config.ttl.code,
+        idTokenExpiresIn: config.ttl.idToken,
+        storeClientSecret: "hashed",
+        storeTokens: "hashed",
+        rateLimit: { register: { window: 60, max: config.registerRateLimit } },
+        async customIdTokenClaims({ user, scopes }) {
+          return profileClaims(database, user, scopes);
+        },
+        async customUserInfoClaims({ user, scopes }) {
+          return profileClaims(database, user, scopes);
+        },
+      }),
+      oauthDeviceAuthorization({ verificationUri: url("/device") }),
+      memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
+      admin(),
+      organization(),
+      twoFactor({ issuer: new URL(config.authUrl).host }),
+      passkey({ rpID: new URL(config.authUrl).hostname, rpName: "Identity", origin: config.authUrl }),
+    ],
+  } satisfies BetterAuthOptions;
+}
+
+/** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
+async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[]) {
+  if (!scopes.includes("profile")) return {};
+  const row = await findSelectedBapIdentity(database.db, user.id);
+  return {
+    ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
+    ...(row ? bapClaims(row) : {}),
+  };
+}
+
+export function createAuth(deps: AuthDeps) {
+  return betterAuth(buildOptions(deps));
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+export type AuthOptions = ReturnType<typeof buildOptions>;
+export { buildOptions as authOptions };
+
+/**
+ * For better-auth's CLI and our db scripts: an `auth` built from the environment,
+ * created on first use so importing this module has no side effects.
+ */
+let cli: Auth | undefined;
+export function cliAuth(): Auth {
+  if (!cli) {
+    const config = loadEnv();
+    cli = createAuth({ config, database: createDb(config.database), logger: createLogger(config.logLevel) });
+  }
+  return cli;
+}

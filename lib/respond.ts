@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import { OAuthError, PROBLEM_TITLES, ProblemError } from "./errors.js";
+import type { Logger } from "./logger.js";
+
+const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+
+/** RFC 9457 problem details. */
+export function problemResponse(err: ProblemError, instance?: string): Response {
+  const body: Record<string, unknown> = {
+    type: err.extra.type ?? "about:blank",
+    title: PROBLEM_TITLES[err.status] ?? "Error",
+    status: err.status,
+    detail: err.detail,
+    ...(instance ? { instance } : {}),
+    ...(err.extra.code ? { code: err.extra.code } : {}),
+    ...(err.extra.errors ? { errors: err.extra.errors } : {}),
+  };
+  return new Response(JSON.stringify(body), {
+    status: err.status,
+    headers: { "content-type": "application/problem+json", ...NO_STORE, ...err.extra.headers },
+  });
+}
+
+/** RFC 6749 §5.2 error object. */
+export function oauthErrorResponse(err: OAuthError): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", ...NO_STORE };
+  if (err.status === 401) headers["www-authenticate"] = `Bearer error="${err.error}"`;
+  return new Response(JSON.stringify({ error: err.error, error_description: err.description }), { status: err.status, headers });
+}
+
+/**
+ * The only error renderer. Known errors render as themselves; anything else becomes a
+ * generic 500 with no internals, and the cause goes to the log under a request id.
+ */
+export function renderError(logger: Logger) {
+  return (err: Error, c: Context): Response => {
+    if (err instanceof ProblemError) return problemResponse(err, c.req.path);
+    if (err instanceof OAuthError) return oauthErrorResponse(err);
+    const status = (err as { status?: unknown }).status;
+    // Hono's own HTTPException (e.g. body-limit) carries a 4xx status: keep it, as a problem.
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      return problemResponse(new ProblemError(status, PROBLEM_TITLES[status] ?? "The request was refused."), c.req.path);
+    }
+    const requestId = c.get("requestId" as never) as string | undefined;
+    logger.error("unhandled error", { err, requestId, path: c.req.path });
+    return problemResponse(new ProblemError(500, `Something went wrong on our side (request ${requestId ?? "unknown"}).`), c.req.path);
+  };
+}

@@ -1,0 +1,29 @@
+import type { BetterAuthPluginDBSchema } from "@better-auth/core/db";
+
+/**
+ * The spec's extra User fields and the BAP identity registration record.
+ * Profiles are written by the BAP issue's routes; the claims plumbing reads them now.
+ */
+export const identitySchema = {
+  user: {
+    fields: {
+      pubkey: { type: "string", required: false, input: false },
+      subscriptionTier: { type: "string", required: false, defaultValue: "free", input: false },
+      onboarding_completed: { type: "boolean", required: false, defaultValue: false, input: true },
+    },
+  },
+  bapIdentity: {
+    fields: {
+      userId: { type: "string", required: true, references: { model: "user", field: "id", onDelete: "cascade" }, index: true },
+      bapId: { type: "string", required: true, unique: true },
+      rootAddress: { type: "string", required: true },
+      currentAddress: { type: "string", required: false },
+      memberPubkey: { type: "string", required: false, index: true },
+      /** The identity document (JSON string), user-authored. */
+      identity: { type: "string", required: false },
+      isPrimary: { type: "boolean", required: true, defaultValue: false },
+      createdAt: { type: "date", required: true },
+      updatedAt: { type: "date", required: true },
+    },
+  },
+} satisfies BetterAuthPluginDBSchema;

@@ -1,0 +1,52 @@
+import { Layout } from "./layout.js";
+
+/** Each scope in words, for the person deciding. */
+export const SCOPE_WORDS: Record<string, string> = {
+  openid: "Know who you are (your account identifier)",
+  profile: "See your profile: name, picture and your selected BAP identity",
+  email: "See your e-mail address",
+  offline_access: "Stay signed in and act for you while you are away",
+};
+
+export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string }) {
+  return (
+    <Layout title={`Allow ${props.clientName}?`}>
+      <div class="row">
+        {props.icon ? <img class="icon" src={props.icon} alt="" /> : null}
+        <h1>
+          {props.clientName} wants to access your account
+        </h1>
+      </div>
+      {props.clientUri ? <p class="muted">{props.clientUri}</p> : null}
+      <p>It will be able to:</p>
+      <ul class="scopes">
+        {props.scopes.map((scope) => (
+          <li>{SCOPE_WORDS[scope] ?? scope}</li>
+        ))}
+      </ul>
+      <form method="post" action="/consent" class="row">
+        <input type="hidden" name="oauth_query" value={props.oauthQuery} />
+        <button type="submit" name="decision" value="allow">
+          Allow
+        </button>
+        <button type="submit" name="decision" value="deny" class="secondary">
+          Deny
+        </button>
+      </form>
+    </Layout>
+  );
+}
+
+export function ErrorPage(props: { error: string; description?: string | null }) {
+  return (
+    <Layout title="Something is wrong with this request">
+      <h1>Something is wrong with this request</h1>
+      <p class="error" role="alert">
+        {props.description || "The application sent an invalid request."}
+      </p>
+      <p class="muted">
+        Error code: <code>{props.error}</code>. Go back to the application and try again; if it keeps happening, tell its developers.
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,162 @@
+import { Hono, type Context } from "hono";
+import type { Kysely } from "kysely";
+import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
+import { ConsentPage, ErrorPage } from "./consent.js";
+import { signedOAuthQuery } from "./oauth-query.js";
+import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
+
+interface PageDeps {
+  auth: Auth;
+  db: Kysely<any>;
+  authUrl: string;
+}
+
+const NO_STORE = { "cache-control": "no-store" };
+
+/**
+ * Server-rendered pages: sign-in, sign-up, password reset, consent and the error page.
+ * No client framework and no JavaScript: each form posts here and we replay it against
+ * better-auth's own endpoints through `auth.handler`, so rate limits, origin checks and
+ * the OAuth flow's hooks apply exactly as for an API client.
+ */
+export function pageRoutes({ auth, db, authUrl }: PageDeps) {
+  const app = new Hono();
+
+  /** Calls a better-auth endpoint on behalf of the browser, carrying its cookies and address. */
+  async function callAuth(c: Context, path: string, body: Record<string, unknown>): Promise<Response> {
+    const headers = new Headers({ "content-type": "application/json", accept: "application/json", origin: authUrl });
+    const cookie = c.req.header("cookie");
+    if (cookie) headers.set("cookie", cookie);
+    const ip = c.req.header(CLIENT_IP_HEADER);
+    if (ip) headers.set(CLIENT_IP_HEADER, ip);
+    const ua = c.req.header("user-agent");
+    if (ua) headers.set("user-agent", ua);
+    return auth.handler(new Request(`${authUrl}${BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+  }
+
+  /** Same-origin form posts only (login CSRF): browsers send Origin on every POST. */
+  function sameOrigin(c: Context): boolean {
+    const origin = c.req.header("origin");
+    if (origin) return origin === authUrl;
+    return c.req.header("sec-fetch-site") === "same-origin";
+  }
+
+  async function form(c: Context): Promise<Record<string, string>> {
+    const type = c.req.header("content-type") ?? "";
+    if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
+    const data = await c.req.parseBody();
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = v;
+    return out;
+  }
+
+  /** Redirect the browser, carrying the cookies better-auth set. */
+  function redirectWith(upstream: Response, location: string): Response {
+    const headers = new Headers({ location, ...NO_STORE });
+    for (const cookie of upstream.headers.getSetCookie()) headers.append("set-cookie", cookie);
+    return new Response(null, { status: 303, headers });
+  }
+
+  async function nextLocation(upstream: Response, fallback: string): Promise<string> {
+    const data = (await upstream.clone().json().catch(() => null)) as { url?: unknown; redirect_uri?: unknown } | null;
+    const next = typeof data?.url === "string" ? data.url : typeof data?.redirect_uri === "string" ? data.redirect_uri : null;
+    return next ?? fallback;
+  }
+
+  async function errorMessage(upstream: Response, fallback: string): Promise<string> {
+    if (upstream.status === 429) return "Too many attempts. Wait a minute and try again.";
+    const data = (await upstream.json().catch(() => null)) as { message?: unknown } | null;
+    return typeof data?.message === "string" && upstream.status < 500 ? data.message : fallback;
+  }
+
+  const html = (c: Context, node: unknown, status = 200) => c.html(`<!doctype html>${node}`, status as 200, NO_STORE);
+  const withQuery = (path: string, query?: string) => (query ? `${path}?${query}` : path);
+
+  app.get("/sign-in", (c) => {
+    const q = signedOAuthQuery(new URL(c.req.url).searchParams);
+    return html(c, <SignInPage oauthQuery={q} signUpHref={withQuery("/sign-up", q)} />);
+  });
+
+  app.post("/sign-in", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    const q = f.oauth_query || undefined;
+    const upstream = await callAuth(c, "/sign-in/email", { email: f.email ?? "", password: f.password ?? "", rememberMe: true, ...(q ? { oauth_query: q } : {}) });
+    if (!upstream.ok) {
+      const error = upstream.status === 401 ? "That e-mail and password do not match an account." : await errorMessage(upstream, "Sign-in failed. Try again.");
+      return html(c, <SignInPage oauthQuery={q} email={f.email} error={error} signUpHref={withQuery("/sign-up", q)} />, upstream.status === 429 ? 429 : 400);
+    }
+    return redirectWith(upstream, await nextLocation(upstream, "/"));
+  });
+
+  app.get("/sign-up", (c) => {
+    const q = signedOAuthQuery(new URL(c.req.url).searchParams);
+    return html(c, <SignUpPage oauthQuery={q} signInHref={withQuery("/sign-in", q)} />);
+  });
+
+  app.post("/sign-up", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    const q = f.oauth_query || undefined;
+    const upstream = await callAuth(c, "/sign-up/email", { name: f.name ?? "", email: f.email ?? "", password: f.password ?? "", ...(q ? { oauth_query: q } : {}) });
+    if (!upstream.ok) {
+      const error = upstream.status === 422 ? "An account with that e-mail already exists. Sign in instead." : await errorMessage(upstream, "Sign-up failed. Try again.");
+      return html(c, <SignUpPage oauthQuery={q} email={f.email} name={f.name} error={error} signInHref={withQuery("/sign-in", q)} />, upstream.status === 429 ? 429 : 400);
+    }
+    return redirectWith(upstream, await nextLocation(upstream, "/"));
+  });
+
+  app.get("/forgot-password", (c) => html(c, <ForgotPasswordPage />));
+  app.post("/forgot-password", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    await callAuth(c, "/request-password-reset", { email: f.email ?? "", redirectTo: `${authUrl}/reset-password` });
+    // Same answer whether or not the address has an account.
+    return html(c, <ForgotPasswordPage sent />);
+  });
+
+  app.get("/reset-password", (c) => html(c, <ResetPasswordPage token={c.req.query("token") ?? ""} error={c.req.query("error") ? "That reset link is invalid or has expired." : null} />));
+  app.post("/reset-password", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    const upstream = await callAuth(c, "/reset-password", { token: f.token ?? "", newPassword: f.password ?? "" });
+    if (!upstream.ok) return html(c, <ResetPasswordPage token={f.token ?? ""} error={await errorMessage(upstream, "That reset link is invalid or has expired.")} />, 400);
+    return html(c, <ResetPasswordPage token="" done />);
+  });
+
+  app.get("/consent", async (c) => {
+    const search = new URL(c.req.url).searchParams;
+    const q = signedOAuthQuery(search);
+    const clientId = search.get("client_id");
+    if (!q || !clientId) return html(c, <ErrorPage error="invalid_request" description="This consent link is incomplete." />, 400);
+    const client = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
+    if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
+    const scopes = (search.get("scope") ?? "").split(" ").filter(Boolean);
+    return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} />);
+  });
+
+  app.post("/consent", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    if (!f.oauth_query) return html(c, <ErrorPage error="invalid_request" description="This consent form is incomplete." />, 400);
+    const upstream = await callAuth(c, "/oauth2/consent", { accept: f.decision === "allow", oauth_query: f.oauth_query });
+    if (upstream.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
+    if (!upstream.ok) return html(c, <ErrorPage error="invalid_request" description={await errorMessage(upstream, "This consent request has expired. Start again from the application.")} />, 400);
+    return redirectWith(upstream, await nextLocation(upstream, "/"));
+  });
+
+  app.get("/error", (c) => html(c, <ErrorPage error={c.req.query("error") ?? "invalid_request"} description={c.req.query("error_description")} />, 400));
+
+  return app;
+}
+
+/** Client icons are registration data: show only https (or loopback http) images. */
+function safeIcon(icon: string | null | undefined): string | null {
+  if (!icon) return null;
+  try {
+    const u = new URL(icon);
+    return u.protocol === "https:" || (u.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname)) ? icon : null;
+  } catch {
+    return null;
+  }
+}
