@@ -1,0 +1,22 @@
+import { authOptions } from "../../auth.config.js";
+import { createDb } from "../../lib/db.js";
+import { loadEnv } from "../../lib/env.js";
+import { createLogger } from "../../lib/logger.js";
+import { planMigrations } from "../../lib/migrate.js";
+
+/**
+ * With TEST_DATABASE_URL=postgres://..., migrate that database once before the files run
+ * in parallel (each SQLite test server has its own file and migrates itself).
+ */
+export default async function setup() {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) return;
+  const config = loadEnv({ DATABASE_URL: url, BETTER_AUTH_SECRET: "x".repeat(32), LOG_LEVEL: "silent" });
+  const database = createDb(config.database);
+  try {
+    const plan = await planMigrations(authOptions({ config, database, logger: createLogger("silent") }));
+    await plan.apply();
+  } finally {
+    await database.close();
+  }
+}
