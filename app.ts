@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import { BASE_PATH, type Auth } from "./auth.config.js";
 import { problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
-import { problemResponse, renderError } from "./lib/respond.js";
+import { asOAuthError, problemResponse, renderError } from "./lib/respond.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
@@ -20,6 +20,11 @@ export interface AppDeps {
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Protocol endpoints whose errors are RFC 6749 objects (the rest of /api/auth is better-auth's surface). */
+const OAUTH_PROTOCOL_PATHS = new Set(
+  ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
+);
+
 export function createApp({ auth, db, logger, authUrl }: AppDeps) {
   const app = new Hono();
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -33,7 +38,10 @@ export function createApp({ auth, db, logger, authUrl }: AppDeps) {
 
   app.use(`${BASE_PATH}/*`, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
-  app.all(`${BASE_PATH}/*`, (c) => auth.handler(c.req.raw));
+  app.all(`${BASE_PATH}/*`, async (c) => {
+    const res = await auth.handler(c.req.raw);
+    return OAUTH_PROTOCOL_PATHS.has(c.req.path) ? asOAuthError(res, c.req.path) : res;
+  });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.route("/", pageRoutes({ auth, db, authUrl }));

@@ -5,16 +5,22 @@ import { CLIENT_IP_HEADER, authOptions, createAuth } from "./auth.config.js";
 import { createDb } from "./lib/db.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import { createLogger } from "./lib/logger.js";
+import type { Mailer } from "./lib/mailer.js";
 import { planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
 
+/** Optional collaborators a caller may inject (tests capture mail this way). */
+export interface StartOptions {
+  mailer?: Mailer;
+}
+
 /** Composition root: loadEnv -> createDb -> createAuth -> createApp -> serve. */
-export async function start(config: Config) {
+export async function start(config: Config, options: StartOptions = {}) {
   const logger = createLogger(config.logLevel);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const deps = { config, database, logger, redis };
+  const deps = { config, database, logger, redis, mailer: options.mailer };
 
   const plan = await planMigrations(authOptions(deps));
   if (plan.pending.length) {

@@ -41,7 +41,8 @@ export const problems = {
   forbidden: (detail = "You may not do this.", code?: string) => new ProblemError(403, detail, { code }),
   notFound: (detail = "There is nothing here.") => new ProblemError(404, detail),
   conflict: (detail: string, code?: string) => new ProblemError(409, detail, { code }),
-  tooLarge: (detail = "The request body is too large.") => new ProblemError(413, detail),
+  // The unread rest of the body is dropped with the connection: say so, or a keep-alive client reuses a dead socket.
+  tooLarge: (detail = "The request body is too large.") => new ProblemError(413, detail, { headers: { connection: "close" } }),
   unsupportedMediaType: (detail = "Send application/json.") => new ProblemError(415, detail),
   tooManyRequests: (retryAfter: number) =>
     new ProblemError(429, "Too many requests; try again later.", { headers: { "retry-after": String(retryAfter) } }),

@@ -46,3 +46,30 @@ export function renderError(logger: Logger) {
     return problemResponse(new ProblemError(500, `Something went wrong on our side (request ${requestId ?? "unknown"}).`), c.req.path);
   };
 }
+
+/** RFC 6749 §5.2 code for a better-auth `{message, code}` error on an OAuth endpoint. */
+function oauthCodeFor(status: number, path: string): string {
+  if (status === 401) return path.endsWith("/oauth2/userinfo") ? "invalid_token" : "invalid_client";
+  if (status === 429) return "slow_down";
+  if (path.endsWith("/oauth2/register")) return "invalid_client_metadata";
+  return "invalid_request";
+}
+
+/**
+ * OAuth endpoints answer RFC 6749 error objects. better-auth's router answers some
+ * failures before the endpoint runs (malformed JSON, a wrong content type, rate limits)
+ * with its own `{message, code}` shape; this rewrites exactly those, and only on errors.
+ */
+export async function asOAuthError(res: Response, path: string): Promise<Response> {
+  if (res.status < 400 || res.status >= 500) return res;
+  const type = res.headers.get("content-type") ?? "";
+  let body: Record<string, unknown> | null = null;
+  if (type.includes("json")) body = (await res.clone().json().catch(() => null)) as Record<string, unknown> | null;
+  if (body && typeof body.error === "string") return res;
+  const headers = new Headers(res.headers);
+  headers.set("content-type", "application/json");
+  headers.set("cache-control", "no-store");
+  headers.delete("content-length");
+  const description = typeof body?.message === "string" ? body.message : PROBLEM_TITLES[res.status] ?? "The request was refused.";
+  return new Response(JSON.stringify({ error: oauthCodeFor(res.status, path), error_description: description }), { status: res.status, headers });
+}

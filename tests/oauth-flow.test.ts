@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fullCodeFlow, token } from "./helpers/oauth.js";
+import { authorize, authorizeUrl, fullCodeFlow, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 let server: TestServer;
@@ -10,10 +10,47 @@ afterAll(async () => {
   await server?.close();
 });
 
+async function userinfo(accessToken: string) {
+  return server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${accessToken}` } });
+}
+
 describe("authorization code + PKCE", () => {
-  it("issues tokens for a code and refuses a replayed code", async () => {
-    const flow = await fullCodeFlow(server);
-    console.log(flow.auth.url.toString(), flow.tokens);
-    expect(flow.tokens.status).toBe(200);
+  it("issues tokens once for a code, with no-store and an authoritative expires_in", async () => {
+    const { tokens, auth } = await fullCodeFlow(server);
+    expect(tokens.status).toBe(200);
+    expect(tokens.headers.get("cache-control")).toBe("no-store");
+    expect(tokens.json).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "openid profile email offline_access" });
+    expect(typeof tokens.json.access_token).toBe("string");
+    expect(typeof tokens.json.refresh_token).toBe("string");
+    expect(typeof tokens.json.id_token).toBe("string");
+    // RFC 9207: the authorization response names the issuer; state round-trips.
+    expect(auth.url.searchParams.get("iss")).toBe(server.url);
+    expect(auth.url.searchParams.get("state")).toBe(auth.state);
+  });
+
+  it("refuses a replayed code and revokes what the code issued", async () => {
+    const { client, auth, verifier, tokens } = await fullCodeFlow(server);
+    expect((await userinfo(tokens.json.access_token)).status).toBe(200);
+    const replay = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+    expect(replay.status).toBe(400);
+    expect(replay.json).toMatchObject({ error: "invalid_grant" });
+    expect((await userinfo(tokens.json.access_token)).status).toBe(401);
+    const refresh = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
+    expect(refresh.status).toBe(400);
+    expect(refresh.json.error).toBe("invalid_grant");
+  });
+
+  it("rotates refresh tokens and revokes the whole family when a rotated one is reused", async () => {
+    const { client, tokens } = await fullCodeFlow(server);
+    const first = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
+    expect(first.status).toBe(200);
+    expect(first.json.refresh_token).not.toBe(tokens.json.refresh_token);
+    const reuse = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
+    expect(reuse.status).toBe(400);
+    expect(reuse.json.error).toBe("invalid_grant");
+    // The thief's reuse also kills the legitimate holder's newer token (RFC 9700 §4.14.2).
+    const newer = await token(server, { grant_type: "refresh_token", refresh_token: first.json.refresh_token, client_id: client.client_id });
+    expect(newer.status).toBe(400);
+    expect(newer.json.error).toBe("invalid_grant");
   });
 });

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadEnv } from "../../lib/env.js";
-import { start } from "../../server.js";
+import { start, type StartOptions } from "../../server.js";
 
 export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
  * A real server on a loopback port: SQLite in a fresh temporary file, or the PostgreSQL
  * database named by TEST_DATABASE_URL (the whole suite runs on either).
  */
-export async function startTestServer(env: Record<string, string> = {}) {
+export async function startTestServer(env: Record<string, string> = {}, options: StartOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), "idp-test-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -40,7 +40,7 @@ export async function startTestServer(env: Record<string, string> = {}) {
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...env,
   });
-  const running = await start(config);
+  const running = await start(config, options);
 
   /** JSON API call; sends Origin like a browser on our own origin would. */
   async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) {
@@ -79,7 +79,7 @@ export async function startTestServer(env: Record<string, string> = {}) {
 export function cookiesOf(headers: Headers): string {
   return headers
     .getSetCookie()
-    .map((c) => c.split(";")[0])
+    .map((c) => c.split(";")[0] ?? "")
     .filter((c) => !c.endsWith("="))
     .join("; ");
 }

@@ -1,0 +1,126 @@
+import { PrivateKey } from "@bsv/sdk";
+import { getAuthToken } from "bitcoin-auth";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authorize, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+const TOKEN_PATH = "/api/auth/oauth2/token";
+let server: TestServer;
+let person: Awaited<ReturnType<typeof signUp>>;
+const member = PrivateKey.fromRandom();
+const attacker = PrivateKey.fromRandom();
+let clientId: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  person = await signUp(server);
+  const client = await registerClient(server, { member_pubkey: member.toPublicKey().toString() });
+  clientId = client.client_id;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function post(body: string, authToken?: string) {
+  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+  if (authToken) headers["x-auth-token"] = authToken;
+  const res = await fetch(server.url + TOKEN_PATH, { method: "POST", headers, body });
+  return { status: res.status, json: (await res.json()) as Record<string, any>, headers: res.headers };
+}
+
+function sign(key: PrivateKey, body: string, opts: { path?: string; timestamp?: string; scheme?: "brc77" | "bsm" } = {}) {
+  return getAuthToken({ privateKeyWif: key.toWif(), requestPath: opts.path ?? TOKEN_PATH, body, scheme: opts.scheme, timestamp: opts.timestamp });
+}
+
+async function codeExchangeBody() {
+  const { verifier, challenge } = pkce();
+  const { code } = await authorize(server, { clientId, cookie: person.cookie, challenge });
+  return new URLSearchParams({ grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }).toString();
+}
+
+describe("clients registered with a member key", () => {
+  it("echoes member_pubkey and owner_bap_id on registration and stores them", async () => {
+    const pub = member.toPublicKey().toString();
+    const res = await server.api("/api/auth/oauth2/register", {
+      body: { client_name: "Keyed", application_type: "native", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", member_pubkey: pub, owner_bap_id: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV" },
+    });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ member_pubkey: pub, owner_bap_id: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV" });
+    const row = await server.db.selectFrom("oauthClient").select(["memberPubkey", "ownerBapId"]).where("clientId", "=", res.json.client_id).executeTakeFirst();
+    expect(row).toEqual({ memberPubkey: pub, ownerBapId: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV" });
+  });
+
+  it("refuses registration with a member_pubkey that is not a compressed secp256k1 key", async () => {
+    for (const bad of ["02" + "zz".repeat(32), "04" + "11".repeat(64), member.toWif(), 42, "02" + "00".repeat(32)]) {
+      const res = await server.api("/api/auth/oauth2/register", { body: { client_name: "Bad", application_type: "native", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", member_pubkey: bad } });
+      expect(res.status, String(bad)).toBe(400);
+      expect(res.json.error).toBe("invalid_client_metadata");
+    }
+  });
+
+  it("exchanges a code with a valid X-Auth-Token, then refreshes with another", async () => {
+    const body = await codeExchangeBody();
+    const res = await post(body, sign(member, body));
+    expect(res.status).toBe(200);
+    expect(typeof res.json.access_token).toBe("string");
+    const refreshBody = new URLSearchParams({ grant_type: "refresh_token", refresh_token: res.json.refresh_token, client_id: clientId }).toString();
+    const refreshed = await post(refreshBody, sign(member, refreshBody));
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.json.refresh_token).not.toBe(res.json.refresh_token);
+  });
+
+  it("accepts the BSM scheme too", async () => {
+    const body = await codeExchangeBody();
+    expect((await post(body, sign(member, body, { scheme: "bsm" }))).status).toBe(200);
+  });
+
+  it("refuses a missing, forged, stale, future, replayed or misdirected token, and keeps the code usable", async () => {
+    const body = await codeExchangeBody();
+    const victim = member.toPublicKey().toString();
+    const forgedParts = sign(attacker, body).split("|");
+    forgedParts[0] = victim; // names the victim's key, signed by the attacker
+    const minutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
+    const otherBody = body.replace("grant_type=authorization_code", "grant_type=authorization_code&scope=openid");
+    const cases: Record<string, string | undefined> = {
+      missing: undefined,
+      garbage: "not-a-token",
+      "forged brc77 (victim pubkey, attacker signature)": forgedParts.join("|"),
+      "attacker's own key": sign(attacker, body),
+      "stale (6 minutes old)": sign(member, body, { timestamp: minutes(-6) }),
+      "future (6 minutes ahead)": sign(member, body, { timestamp: minutes(6) }),
+      "not a date": sign(member, body, { timestamp: "yesterday" }),
+      "another path": sign(member, body, { path: "/api/auth/oauth2/introspect" }),
+      "another body": sign(member, otherBody),
+      "no body bound": sign(member, ""),
+    };
+    for (const [name, authToken] of Object.entries(cases)) {
+      const res = await post(body, authToken);
+      expect(res.status, name).toBe(401);
+      expect(res.json.error, name).toBe("invalid_client");
+      expect(res.json.access_token, name).toBeUndefined();
+      expect(res.headers.get("cache-control"), name).toBe("no-store");
+    }
+    // The refusals happened before the code was looked at: it still works once.
+    const good = sign(member, body);
+    expect((await post(body, good)).status).toBe(200);
+    // ...and that exact token can never be used again.
+    const replay = await post(body, good);
+    expect(replay.status).toBe(401);
+    expect(replay.json.error).toBe("invalid_client");
+  });
+
+  it("accepts a token signed a little in the past or future (clock skew under 5 minutes)", async () => {
+    const body = await codeExchangeBody();
+    expect((await post(body, sign(member, body, { timestamp: new Date(Date.now() - 4 * 60_000).toISOString() }))).status).toBe(200);
+    const body2 = await codeExchangeBody();
+    expect((await post(body2, sign(member, body2, { timestamp: new Date(Date.now() + 4 * 60_000).toISOString() }))).status).toBe(200);
+  });
+
+  it("does not ask clients without a member key for X-Auth-Token", async () => {
+    const plain = await registerClient(server);
+    const { verifier, challenge } = pkce();
+    const { code } = await authorize(server, { clientId: plain.client_id, cookie: person.cookie, challenge });
+    const body = new URLSearchParams({ grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, client_id: plain.client_id, code_verifier: verifier }).toString();
+    expect((await post(body)).status).toBe(200);
+  });
+});
