@@ -40,6 +40,8 @@ export function createApp({ auth, db, logger, authUrl }: AppDeps) {
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
   app.all(`${BASE_PATH}/*`, async (c) => {
     const res = await auth.handler(c.req.raw);
+    // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
+    if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     return OAUTH_PROTOCOL_PATHS.has(c.req.path) ? asOAuthError(res, c.req.path) : res;
   });
 

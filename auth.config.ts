@@ -1,7 +1,7 @@
 import { passkey } from "@better-auth/passkey";
 import { oauthDeviceAuthorization, oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
-import { admin, jwt, organization, twoFactor } from "better-auth/plugins";
+import { admin, bearer, jwt, organization, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
 import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import { createDb, type Database } from "./lib/db.js";
@@ -9,9 +9,12 @@ import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
+import { accountSurface } from "./plugins/account-surface/index.js";
 import { bapClaims, findSelectedBapIdentity } from "./plugins/identity/claims.js";
 import { identity } from "./plugins/identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
+import { oauthConformance } from "./plugins/oauth-conformance/index.js";
+import { registrationPolicy } from "./plugins/registration-policy/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -71,6 +74,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
     user: {
       changeEmail: {
         enabled: true,
+        // Without e-mail verification no mail can confirm a change, so an unverified address changes at once.
+        updateEmailWithoutVerification: !config.requireEmailVerification,
         async sendChangeEmailConfirmation({ user, newEmail, url: link }) {
           await send({ to: user.email, subject: "Confirm your new e-mail", text: `Confirm the change to ${newEmail}: ${link}` });
         },
@@ -91,7 +96,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       useSecureCookies: config.authUrl.startsWith("https://"),
     },
     // The jwt plugin's session-JWT route is not part of our surface: sessions are cookies or bearer.
-    disabledPaths: ["/token"],
+    // The device grant's table is migrated now; its routes open with the device page (issue 4).
+    disabledPaths: ["/token", "/device/code", "/device/token", "/device", "/device/approve", "/device/deny"],
     onAPIError: { errorURL: url("/error") },
     logger: {
       level: config.logLevel === "silent" ? "error" : config.logLevel,
@@ -103,6 +109,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
     telemetry: { enabled: false },
     plugins: [
       identity(),
+      accountSurface(),
+      // Spec, Authentication: bearerAuth carries a session token as well as the cookie does.
+      bearer(),
       jwt({
         jwt: { issuer: config.authUrl, audience: config.authUrl, expirationTime: `${config.ttl.accessToken}s` },
         // RS256: OIDC Core §15.1 makes it the one algorithm every relying party supports.
@@ -133,7 +142,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         },
       }),
       oauthDeviceAuthorization({ verificationUri: url("/device") }),
+      oauthConformance(),
       memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
+      registrationPolicy({ development: config.env !== "production" }),
       admin(),
       organization(),
       twoFactor({ issuer: new URL(config.authUrl).host }),

@@ -15,6 +15,9 @@ export function wellKnownRoutes(auth: Auth, issuer: string) {
     // Advertise only what works: PKCE S256 is the only method we accept.
     out.code_challenge_methods_supported = ["S256"];
     out.authorization_response_iss_parameter_supported = true;
+    // The device grant is not served yet (its routes are disabled): do not advertise it.
+    delete out.device_authorization_endpoint;
+    if (Array.isArray(out.grant_types_supported)) out.grant_types_supported = out.grant_types_supported.filter((g) => !String(g).includes("device_code"));
     return JSON.stringify(out);
   };
   const serve = (body: string) =>

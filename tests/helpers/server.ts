@@ -37,6 +37,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     BETTER_AUTH_SECRET: "test-secret-test-secret-test-secret-0123456789",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL || "silent",
     AUTO_MIGRATE: "true",
+    // Counters are per client IP and every test shares 127.0.0.1; the rate-limit tests turn this on.
+    RATE_LIMIT_ENABLED: "false",
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...env,
   });

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const register = (body: unknown) => server.api("/api/auth/oauth2/register", { body });
+
+describe("dynamic client registration (RFC 7591)", () => {
+  it("registers a public client without a session: 201, client_id, issued-at, no secret", async () => {
+    const res = await register({ client_name: "Native", redirect_uris: ["http://127.0.0.1:8080/cb"], token_endpoint_auth_method: "none", application_type: "native" });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(typeof res.json.client_id).toBe("string");
+    expect(typeof res.json.client_id_issued_at).toBe("number");
+    expect(res.json.client_secret).toBeUndefined();
+    expect(res.json).toMatchObject({ client_name: "Native", redirect_uris: ["http://127.0.0.1:8080/cb"], token_endpoint_auth_method: "none" });
+  });
+
+  it("gives confidential clients a secret once and stores only its hash", async () => {
+    const res = await register({ client_name: "Web", redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "client_secret_basic" });
+    expect(res.status).toBe(201);
+    expect(typeof res.json.client_secret).toBe("string");
+    expect(res.json.client_secret.length).toBeGreaterThanOrEqual(32);
+    const row = await server.db.selectFrom("oauthClient").select(["clientSecret"]).where("clientId", "=", res.json.client_id).executeTakeFirstOrThrow();
+    expect(row.clientSecret).toBeTruthy();
+    expect(row.clientSecret).not.toBe(res.json.client_secret);
+    expect(row.clientSecret).not.toContain(res.json.client_secret);
+  });
+
+  it("accepts http redirect URIs on every loopback host for native apps", async () => {
+    for (const uri of ["http://localhost:3000/cb", "http://127.0.0.1/cb", "http://[::1]:5000/cb"]) {
+      const res = await register({ client_name: "Loop", redirect_uris: [uri], token_endpoint_auth_method: "none", application_type: "native" });
+      expect(res.status, uri).toBe(201);
+    }
+  });
+
+  it("while developing, registers a web app with loopback http redirect URIs as native", async () => {
+    const res = await register({ client_name: "Dev web app", redirect_uris: ["http://localhost:5173/callback"], token_endpoint_auth_method: "none" });
+    expect(res.status).toBe(201);
+    expect(res.json.application_type).toBe("native");
+  });
+
+  it("refuses bad redirect URIs with invalid_redirect_uri", async () => {
+    const bad = [
+      "http://app.example.com/cb", // http off loopback
+      "https://app.example.com/cb#fragment",
+      "not a url",
+      "/relative/path",
+      "javascript:alert(1)",
+    ];
+    for (const uri of bad) {
+      const res = await register({ client_name: "Bad", redirect_uris: [uri] });
+      expect(res.status, uri).toBe(400);
+      expect(res.json.error, uri).toBe("invalid_redirect_uri");
+      expect(typeof res.json.error_description).toBe("string");
+    }
+  });
+
+  it("refuses invalid metadata with invalid_client_metadata (or invalid_redirect_uri for the URIs)", async () => {
+    const cases: unknown[] = [
+      {},
+      { redirect_uris: "https://app.example.com/cb" },
+      { redirect_uris: [], client_name: "Empty" },
+      { redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "magic" },
+      { redirect_uris: ["https://app.example.com/cb"], grant_types: ["password"] },
+      { redirect_uris: ["https://app.example.com/cb"], client_name: 42 },
+      [],
+      "just a string",
+    ];
+    for (const body of cases) {
+      const res = await register(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(["invalid_client_metadata", "invalid_redirect_uri"], JSON.stringify(body)).toContain(res.json?.error);
+    }
+  });
+
+  it("answers malformed JSON and wrong content types with an RFC 6749 error object", async () => {
+    const bodies: Array<[string, string]> = [
+      ["application/json", "{not json"],
+      ["text/plain", "client_name=x"],
+      ["application/x-www-form-urlencoded", "client_name=x&redirect_uris=https://a.example/cb"],
+    ];
+    for (const [type, body] of bodies) {
+      const res = await server.api("/api/auth/oauth2/register", { body, headers: { "content-type": type } });
+      expect(res.status, type).toBeGreaterThanOrEqual(400);
+      expect(res.status, type).toBeLessThan(500);
+      expect(typeof res.json.error, type).toBe("string");
+      expect(typeof res.json.error_description, type).toBe("string");
+    }
+  });
+
+  it("answers an oversized body with 413, never a 500 or a hang", async () => {
+    const res = await server.api("/api/auth/oauth2/register", { body: JSON.stringify({ client_name: "x".repeat(2 * 1024 * 1024), redirect_uris: ["https://a.example/cb"] }) });
+    expect(res.status).toBe(413);
+  });
+});
+
+describe("registration rate limit", () => {
+  it("limits registrations per IP and says when to retry", async () => {
+    const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "3" });
+    try {
+      const statuses: number[] = [];
+      let last: Awaited<ReturnType<typeof limited.api>> | undefined;
+      for (let i = 0; i < 5; i++) {
+        last = await limited.api("/api/auth/oauth2/register", { body: { client_name: `n${i}`, redirect_uris: ["https://a.example/cb"] } });
+        statuses.push(last.status);
+      }
+      expect(statuses.slice(0, 3)).toEqual([201, 201, 201]);
+      expect(statuses.slice(3)).toEqual([429, 429]);
+      expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(last!.json.error).toBeTypeOf("string");
+    } finally {
+      await limited.close();
+    }
+  });
+});
