@@ -12,9 +12,12 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function createDb(target: DatabaseTarget): Database {
+export function createDb(target: DatabaseTarget, onPoolError: (err: Error) => void = () => {}): Database {
   if (target.kind === "postgres") {
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    // An idle client dropped by the server (restart, failover, admin) must not crash the process:
+    // the pool replaces it on next use.
+    pool.on("error", onPoolError);
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
     return { db, type: "postgres", close: () => db.destroy() };
   }

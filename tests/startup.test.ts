@@ -1,0 +1,118 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, loadEnv } from "../lib/env.js";
+import { start } from "../server.js";
+
+const run = promisify(execFile);
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "idp-startup-"));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("settings", () => {
+  it("defaults to SQLite under ./data, port 3000 and the issuer http://localhost:3000", () => {
+    const dir = tempDir();
+    const config = loadEnv({ DATA_DIR: dir });
+    expect(config.port).toBe(3000);
+    expect(config.authUrl).toBe("http://localhost:3000");
+    expect(config.database.kind).toBe("sqlite");
+    expect(config.ttl).toEqual({ accessToken: 3600, refreshToken: 604800, code: 600, idToken: 3600 });
+  });
+
+  it("generates a development secret once, keeps it private in the data directory, and warns", () => {
+    const dir = tempDir();
+    const first = loadEnv({ DATA_DIR: dir });
+    const second = loadEnv({ DATA_DIR: dir });
+    expect(first.secret).toBe(second.secret);
+    expect(first.secret.length).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(join(dir, "dev-secret"), "utf8").trim()).toBe(first.secret);
+    expect(statSync(join(dir, "dev-secret")).mode & 0o077).toBe(0);
+    expect(first.warnings.join(" ")).toMatch(/BETTER_AUTH_SECRET/);
+  });
+
+  it("refuses to run in production without a secret or with a non-https AUTH_URL", () => {
+    const dir = tempDir();
+    expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, AUTH_URL: "https://id.example.com" })).toThrow(/BETTER_AUTH_SECRET/);
+    expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "http://id.example.com" })).toThrow(/https/);
+    expect(existsSync(join(dir, "dev-secret"))).toBe(false);
+    const ok = loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com/" });
+    expect(ok.authUrl).toBe("https://id.example.com");
+    expect(ok.warnings).toEqual([]);
+  });
+
+  it("names the offending key in validation errors", () => {
+    expect(() => loadEnv({ PORT: "eighty" })).toThrow(ConfigError);
+    expect(() => loadEnv({ PORT: "eighty" })).toThrow(/PORT/);
+    expect(() => loadEnv({ AUTH_URL: "not a url" })).toThrow(/AUTH_URL/);
+    expect(() => loadEnv({ AUTH_URL: "https://id.example.com/some/path" })).toThrow(/AUTH_URL/);
+    expect(() => loadEnv({ BETTER_AUTH_SECRET: "short" })).toThrow(/BETTER_AUTH_SECRET/);
+    expect(() => loadEnv({ REDIS_URL: "http://localhost" })).toThrow(/REDIS_URL/);
+    expect(() => loadEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+  });
+
+  it("reads DATABASE_URL as a SQLite path, a file: URL or a postgres URL", () => {
+    const dir = tempDir();
+    expect(loadEnv({ DATA_DIR: dir, DATABASE_URL: "file:/tmp/x.sqlite" }).database).toEqual({ kind: "sqlite", file: "/tmp/x.sqlite" });
+    expect(loadEnv({ DATA_DIR: dir, DATABASE_URL: "/tmp/y.db" }).database).toEqual({ kind: "sqlite", file: "/tmp/y.db" });
+    const pgUrl = "postgres://u@127.0.0.1:5432/db";
+    const config = loadEnv({ DATA_DIR: dir, DATABASE_URL: pgUrl });
+    expect(config.database).toEqual({ kind: "postgres", url: pgUrl });
+    expect(config.autoMigrate).toBe(false);
+    expect(loadEnv({ DATA_DIR: dir, DATABASE_URL: pgUrl, AUTO_MIGRATE: "true" }).autoMigrate).toBe(true);
+  });
+});
+
+describe("schema scripts", () => {
+  const tsx = join(process.cwd(), "node_modules/.bin/tsx");
+  it("db:generate prints the SQL, db:migrate applies it and is idempotent", async () => {
+    const dir = tempDir();
+    const env = { ...process.env, DATA_DIR: dir, DATABASE_URL: join(dir, "s.sqlite"), LOG_LEVEL: "error" };
+    delete env.REDIS_URL;
+    const generated = await run(tsx, ["scripts/db-generate.ts"], { env });
+    expect(generated.stdout).toMatch(/create table "user"/);
+    expect(generated.stdout).toMatch(/"pubkey"/);
+    expect(generated.stdout).toMatch(/create table "oauthClient"/);
+    expect(generated.stdout).toMatch(/"memberPubkey"/);
+    expect((await run(tsx, ["scripts/db-migrate.ts"], { env })).stdout).toMatch(/applied \d+ change/);
+    expect((await run(tsx, ["scripts/db-migrate.ts"], { env })).stdout).toMatch(/up to date/);
+    const after = await run(tsx, ["scripts/db-generate.ts"], { env });
+    expect(after.stdout).toBe("");
+    expect(after.stderr).toMatch(/up to date/);
+  });
+});
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+describe.runIf(Boolean(pgUrl))("PostgreSQL start-up", () => {
+  it("refuses to start on a database whose schema is behind, unless AUTO_MIGRATE=true", async () => {
+    const name = `idp_empty_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(pgUrl!);
+    url.pathname = `/${name}`;
+    const base = { DATA_DIR: tempDir(), DATABASE_URL: url.toString(), BETTER_AUTH_SECRET: "s".repeat(40), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" };
+    try {
+      await expect(start(loadEnv(base))).rejects.toThrow(/schema is behind.*db:migrate/s);
+      const running = await start(loadEnv({ ...base, AUTO_MIGRATE: "true" }));
+      const res = await fetch(`http://127.0.0.1:${running.port}/.well-known/openid-configuration`);
+      expect(res.status).toBe(200);
+      await running.close();
+      // Migrated now: a plain start works.
+      const again = await start(loadEnv(base));
+      await again.close();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
