@@ -42,7 +42,12 @@ export async function start(config: Config, options: StartOptions = {}) {
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address, from the socket unless we sit behind a trusted proxy; never from the client.
     const forwarded = config.trustProxy ? String(req.headers["x-forwarded-for"] ?? "").split(",")[0]?.trim() : "";
-    req.headers[CLIENT_IP_HEADER] = forwarded || req.socket.remoteAddress || "unknown";
+    const ip = forwarded || req.socket.remoteAddress || "unknown";
+    // @hono/node-server builds the Request from rawHeaders: drop any client-sent copy, add ours.
+    const raw = req.rawHeaders;
+    for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === CLIENT_IP_HEADER) raw.splice(i, 2);
+    raw.push(CLIENT_IP_HEADER, ip);
+    req.headers[CLIENT_IP_HEADER] = ip;
     void listener(req, res);
   });
   server.keepAliveTimeout = 65_000;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -104,18 +104,40 @@ describe("dynamic client registration (RFC 7591)", () => {
 
 describe("registration rate limit", () => {
   it("limits registrations per IP and says when to retry", async () => {
-    const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "3" });
+    const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "3", TRUST_PROXY: "true" });
+    const ip = uniqueClientIp();
     try {
       const statuses: number[] = [];
       let last: Awaited<ReturnType<typeof limited.api>> | undefined;
       for (let i = 0; i < 5; i++) {
-        last = await limited.api("/api/auth/oauth2/register", { body: { client_name: `n${i}`, redirect_uris: ["https://a.example/cb"] } });
+        last = await limited.api("/api/auth/oauth2/register", { body: { client_name: `n${i}`, redirect_uris: ["https://a.example/cb"] }, headers: { "x-forwarded-for": ip } });
         statuses.push(last.status);
       }
       expect(statuses.slice(0, 3)).toEqual([201, 201, 201]);
       expect(statuses.slice(3)).toEqual([429, 429]);
       expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(last!.json.error).toBeTypeOf("string");
+      // Another client address still gets through.
+      const other = await limited.api("/api/auth/oauth2/register", { body: { client_name: "other", redirect_uris: ["https://a.example/cb"] }, headers: { "x-forwarded-for": uniqueClientIp() } });
+      expect(other.status).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("keys on the socket address: client-sent address headers do not evade the limit", async () => {
+    const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "2" });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const spoof = uniqueClientIp();
+        const res = await limited.api("/api/auth/oauth2/register", {
+          body: { client_name: `s${i}`, redirect_uris: ["https://a.example/cb"] },
+          headers: { "x-forwarded-for": spoof, "x-idp-client-ip": spoof, "x-real-ip": spoof },
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
     } finally {
       await limited.close();
     }

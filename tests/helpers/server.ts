@@ -91,3 +91,12 @@ export function uniqueEmail(prefix = "user"): string {
   counter += 1;
   return `${prefix}-${Date.now().toString(36)}-${process.pid}-${counter}@example.com`;
 }
+
+/**
+ * A client address of its own (sent as X-Forwarded-For to a TRUST_PROXY server), so rate-limit
+ * counters shared through Redis by parallel test files and earlier runs never collide.
+ */
+export function uniqueClientIp(): string {
+  const n = () => Math.floor(Math.random() * 254) + 1;
+  return `198.18.${n()}.${n()}`;
+}
