@@ -46,8 +46,9 @@ describe("clients registered with a member key", () => {
     });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ member_pubkey: pub, owner_bap_id: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV" });
-    const row = await server.db.selectFrom("oauthClient").select(["memberPubkey", "ownerBapId"]).where("clientId", "=", res.json.client_id).executeTakeFirst();
-    expect(row).toEqual({ memberPubkey: pub, ownerBapId: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV" });
+    const row = await server.db.selectFrom("oauthClient").select(["memberPubkey", "ownerBapId", "public", "type"]).where("clientId", "=", res.json.client_id).executeTakeFirst();
+    expect(row).toMatchObject({ memberPubkey: pub, ownerBapId: "1KXJ7DXDhrbXPpkW3EyMgMeEB4XEVbDMrV", type: "native" });
+    expect(Boolean(row!.public)).toBe(true);
   });
 
   it("refuses registration with a member_pubkey that is not a compressed secp256k1 key", async () => {

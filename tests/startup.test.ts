@@ -76,7 +76,7 @@ describe("schema scripts", () => {
   const tsx = join(process.cwd(), "node_modules/.bin/tsx");
   it("db:generate prints the SQL, db:migrate applies it and is idempotent", async () => {
     const dir = tempDir();
-    const env = { ...process.env, DATA_DIR: dir, DATABASE_URL: join(dir, "s.sqlite"), LOG_LEVEL: "error" };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir, DATABASE_URL: join(dir, "s.sqlite"), LOG_LEVEL: "error" };
     delete env.REDIS_URL;
     const generated = await run(tsx, ["scripts/db-generate.ts"], { env });
     expect(generated.stdout).toMatch(/create table "user"/);

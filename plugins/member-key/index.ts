@@ -1,6 +1,5 @@
 import type { BetterAuthPlugin } from "better-auth";
-import { APIError, createAuthMiddleware } from "better-auth/api";
-import { isCompressedPubkey, verifyBitcoinAuthToken, type ReplayCache } from "../../lib/bitcoin-auth.js";
+import { verifyBitcoinAuthToken, type ReplayCache } from "../../lib/bitcoin-auth.js";
 import { MEMBER_KEY_ERRORS } from "./error-codes.js";
 import { memberKeySchema } from "./schema.js";
 
@@ -12,7 +11,6 @@ export interface MemberKeyOptions {
   maxBodyBytes?: number;
 }
 
-const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
 const CLIENT_CACHE_MS = 30_000;
 
 function oauthError(status: number, error: string, description: string): Response {
@@ -39,8 +37,8 @@ function clientIdOf(form: URLSearchParams, authorization: string | null): string
  * Clients registered with a member public key (`member_pubkey`) authenticate every token
  * request with `X-Auth-Token`: a Bitcoin-Auth token by that key over the token path and
  * the exact raw form body. Runs in `onRequest`, before better-auth parses the body, so the
- * signature covers the bytes the client sent. Also stores and echoes the two registration
- * extension members, `member_pubkey` and `owner_bap_id`.
+ * signature covers the bytes the client sent. (Registration stores the key: see
+ * plugins/registration-policy.)
  */
 export function memberKey(options: MemberKeyOptions) {
   const tokenPath = options.tokenPath ?? "/api/auth/oauth2/token";
@@ -78,41 +76,6 @@ export function memberKey(options: MemberKeyOptions) {
         ctx.logger.info("member-key client authentication failed", { clientId, reason: result.ok ? "signer is not the registered key" : result.reason });
         return { response: oauthError(401, MEMBER_KEY_ERRORS.invalidClient, "client authentication failed") };
       }
-    },
-    hooks: {
-      before: [
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/register",
-          handler: createAuthMiddleware(async (ctx) => {
-            const body = (ctx.body ?? {}) as Record<string, unknown>;
-            if (body.member_pubkey !== undefined && !isCompressedPubkey(body.member_pubkey)) {
-              throw new APIError("BAD_REQUEST", { error: MEMBER_KEY_ERRORS.invalidClientMetadata, error_description: "member_pubkey must be a compressed secp256k1 public key in hex" });
-            }
-            if (body.owner_bap_id !== undefined && (typeof body.owner_bap_id !== "string" || !BAP_ID.test(body.owner_bap_id))) {
-              throw new APIError("BAD_REQUEST", { error: MEMBER_KEY_ERRORS.invalidClientMetadata, error_description: "owner_bap_id must be a BAP identity key (base58)" });
-            }
-          }),
-        },
-      ],
-      after: [
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/register",
-          handler: createAuthMiddleware(async (ctx) => {
-            const body = (ctx.body ?? {}) as Record<string, unknown>;
-            const returned = ctx.context.returned as Record<string, unknown> | undefined;
-            const memberPubkey = typeof body.member_pubkey === "string" ? body.member_pubkey : undefined;
-            const ownerBapId = typeof body.owner_bap_id === "string" ? body.owner_bap_id : undefined;
-            if (!returned || typeof returned.client_id !== "string" || returned instanceof Response) return;
-            if (!memberPubkey && !ownerBapId) return;
-            await ctx.context.adapter.update({
-              model: "oauthClient",
-              where: [{ field: "clientId", value: returned.client_id }],
-              update: { ...(memberPubkey ? { memberPubkey } : {}), ...(ownerBapId ? { ownerBapId } : {}) },
-            });
-            return ctx.json({ ...returned, ...(memberPubkey ? { member_pubkey: memberPubkey } : {}), ...(ownerBapId ? { owner_bap_id: ownerBapId } : {}) });
-          }),
-        },
-      ],
     },
   } satisfies BetterAuthPlugin;
 }

@@ -1,7 +1,9 @@
 import type { BetterAuthPlugin } from "better-auth";
-import { createAuthMiddleware } from "better-auth/api";
+import { APIError, createAuthMiddleware } from "better-auth/api";
+import { isCompressedPubkey } from "../../lib/bitcoin-auth.js";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
 
 function isHttpLoopback(uri: unknown): boolean {
   if (typeof uri !== "string") return false;
@@ -13,25 +15,66 @@ function isHttpLoopback(uri: unknown): boolean {
   }
 }
 
+function invalidMetadata(description: string): never {
+  throw new APIError("BAD_REQUEST", { error: "invalid_client_metadata", error_description: description });
+}
+
 /**
- * Dynamic registration policy beyond what oauth-provider enforces (https redirect URIs,
- * no fragments, exact matching). While developing (NODE_ENV other than production), a
- * web app whose redirect URIs are all http on a loopback host is registered as a native
- * client (RFC 8252 §7.3), the only client type for which the provider accepts them.
+ * Dynamic registration (RFC 7591) beyond what oauth-provider enforces (https redirect URIs,
+ * no fragments, exact matching):
+ * - the extension members `member_pubkey` (compressed secp256k1 key, hex) and `owner_bap_id`
+ *   are validated, stored as `memberPubkey` / `ownerBapId`, and echoed back;
+ * - `public` and `type` are recorded from the auth method and application type;
+ * - while developing (NODE_ENV other than production), a web app whose redirect URIs are all
+ *   http on a loopback host is registered as a native client (RFC 8252 §7.3), the only
+ *   client type for which the provider accepts them.
  */
 export function registrationPolicy(options: { development: boolean }) {
+  const isRegistration = (ctx: { path?: string }) => ctx.path === "/oauth2/register";
   return {
     id: "registration-policy",
     hooks: {
       before: [
         {
-          matcher: (ctx) => options.development && ctx.path === "/oauth2/register",
+          matcher: isRegistration,
           handler: createAuthMiddleware(async (ctx) => {
             const body = ctx.body as Record<string, unknown> | undefined;
-            if (!body || (body.application_type !== undefined && body.application_type !== "web")) return;
+            if (!body || typeof body !== "object" || Array.isArray(body)) return;
+            if (body.member_pubkey !== undefined && !isCompressedPubkey(body.member_pubkey)) {
+              invalidMetadata("member_pubkey must be a compressed secp256k1 public key in hex");
+            }
+            if (body.owner_bap_id !== undefined && (typeof body.owner_bap_id !== "string" || !BAP_ID.test(body.owner_bap_id))) {
+              invalidMetadata("owner_bap_id must be a BAP identity key (base58)");
+            }
+            if (!options.development || (body.application_type !== undefined && body.application_type !== "web")) return;
             const uris = body.redirect_uris;
             if (!Array.isArray(uris) || !uris.length || !uris.every(isHttpLoopback)) return;
             return { context: { body: { ...body, application_type: "native" } } };
+          }),
+        },
+      ],
+      after: [
+        {
+          matcher: isRegistration,
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned as Record<string, unknown> | undefined;
+            if (!returned || returned instanceof Response || typeof returned.client_id !== "string") return;
+            const body = (ctx.body ?? {}) as Record<string, unknown>;
+            const extension = {
+              ...(typeof body.member_pubkey === "string" ? { member_pubkey: body.member_pubkey } : {}),
+              ...(typeof body.owner_bap_id === "string" ? { owner_bap_id: body.owner_bap_id } : {}),
+            };
+            await ctx.context.adapter.update({
+              model: "oauthClient",
+              where: [{ field: "clientId", value: returned.client_id }],
+              update: {
+                memberPubkey: extension.member_pubkey ?? null,
+                ownerBapId: extension.owner_bap_id ?? null,
+                public: returned.token_endpoint_auth_method === "none",
+                type: typeof returned.application_type === "string" ? returned.application_type : "web",
+              },
+            });
+            if (Object.keys(extension).length) return ctx.json({ ...returned, ...extension });
           }),
         },
       ],
