@@ -34,10 +34,15 @@ export function pageRoutes({ auth, db, authUrl }: PageDeps) {
     return auth.handler(new Request(`${authUrl}${BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
   }
 
-  /** Same-origin form posts only (login CSRF): browsers send Origin on every POST. */
+  /**
+   * Same-origin form posts only (login CSRF): browsers send Origin on every POST. Our pages
+   * set `referrer: no-referrer`, and under that policy the Fetch standard serialises Origin as
+   * "null" even for same-origin posts; then the browser-set Sec-Fetch-Site decides (as in
+   * better-auth's own origin check). No Origin and no Sec-Fetch-Site: refused.
+   */
   function sameOrigin(c: Context): boolean {
     const origin = c.req.header("origin");
-    if (origin) return origin === authUrl;
+    if (origin && origin !== "null") return origin === authUrl;
     return c.req.header("sec-fetch-site") === "same-origin";
   }
 
