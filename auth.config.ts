@@ -15,6 +15,7 @@ import { identity } from "./plugins/identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { oauthConformance } from "./plugins/oauth-conformance/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
+import { sigma } from "./plugins/sigma/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -134,16 +135,30 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         storeClientSecret: "hashed",
         storeTokens: "hashed",
         rateLimit: { register: { window: 60, max: config.registerRateLimit } },
-        async customIdTokenClaims({ user, scopes }) {
-          return profileClaims(database, user, scopes);
+        // The BAP identity a grant speaks for: chosen on the consent page (kept on the session),
+        // else the primary one. It becomes the consent's and the tokens' referenceId.
+        postLogin: {
+          page: "/consent",
+          shouldRedirect: async () => false,
+          async consentReferenceId({ user, session }) {
+            const row = user ? await findSelectedBapIdentity(database.db, user.id, (session as { selectedBapId?: string | null } | undefined)?.selectedBapId) : null;
+            return row?.bapId;
+          },
         },
-        async customUserInfoClaims({ user, scopes }) {
-          return profileClaims(database, user, scopes);
+        // Tokens carry the selected identity as `bap_id`, so userinfo (and introspection) can name it.
+        async customAccessTokenClaims({ scopes, referenceId }) {
+          return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
         },
+        async customUserInfoClaims({ user, scopes, jwt }) {
+          return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+        },
+        // ID-token claims come through an extension: it is the hook that receives the referenceId.
+        extensions: [{ claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } }],
       }),
       oauthDeviceAuthorization({ verificationUri: url("/device") }),
       oauthConformance(),
       memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
+      sigma({ replay, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       registrationPolicy({ development: config.env !== "production" }),
       admin(),
       organization(),
@@ -154,9 +169,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
 }
 
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
-async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[]) {
+async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
   if (!scopes.includes("profile")) return {};
-  const row = await findSelectedBapIdentity(database.db, user.id);
+  const row = await findSelectedBapIdentity(database.db, user.id, referenceId);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
     ...(row ? bapClaims(row) : {}),

@@ -12,6 +12,12 @@ export const identitySchema = {
       onboarding_completed: { type: "boolean", required: false, defaultValue: false, input: true },
     },
   },
+  session: {
+    fields: {
+      /** The BAP identity this session speaks for in OAuth consent (validated against ownership on use). */
+      selectedBapId: { type: "string", required: false, input: true },
+    },
+  },
   bapIdentity: {
     fields: {
       userId: { type: "string", required: true, references: { model: "user", field: "id", onDelete: "cascade" }, index: true },

@@ -1,0 +1,9 @@
+/** Error codes of key sign-in, as `code` members of better-auth's `{message, code}` bodies. */
+export const SIGMA_ERROR_CODES = {
+  INVALID_AUTH_TOKEN: "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request.",
+  RESTORE_PROFILE_NOT_FOUND: "No registered BAP profile matches this key.",
+  INVALID_BODY: 'The body must be the compact JSON object {"bapId":"..."} or {}.',
+  INVALID_ENROLLMENT_PROOF: "The enrollment proof is missing or not made by the identity's member key.",
+  IDENTITY_ALREADY_REGISTERED: "This BAP identity is already registered.",
+  REQUEST_REQUIRED: "This endpoint must be called over HTTP with the raw body.",
+} as const;

@@ -1,0 +1,157 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError, createAuthEndpoint } from "better-auth/api";
+import { setSessionCookie } from "better-auth/cookies";
+import { verifyBitcoinAuthToken, type ReplayCache } from "../../lib/bitcoin-auth.js";
+import { addressOf, bapIdOfMemberKey, isBapId } from "../../lib/bap.js";
+import { SIGMA_ERROR_CODES } from "./error-codes.js";
+
+export interface SigmaOptions {
+  replay: ReplayCache;
+  /** Route name: POST /sign-in/<serviceName>. @default "sigma" */
+  serviceName?: string;
+  /** Where better-auth is mounted, as clients sign paths. @default "/api/auth" */
+  basePath?: string;
+  /** Largest body read, in bytes. @default 4096 */
+  maxBodyBytes?: number;
+}
+
+interface BapIdentityRow {
+  id: string;
+  userId: string;
+  bapId: string;
+  memberPubkey: string | null;
+  isPrimary: boolean | number;
+}
+
+const fail = (status: "UNAUTHORIZED" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT", code: keyof typeof SIGMA_ERROR_CODES) =>
+  new APIError(status, { message: SIGMA_ERROR_CODES[code], code });
+
+/** Reads the raw body (the endpoint clones the request, so the original is still unread). */
+async function rawBody(request: Request | undefined, max: number): Promise<string> {
+  if (!request) throw fail("BAD_REQUEST", "REQUEST_REQUIRED");
+  const text = await request.text();
+  if (text.length > max) throw fail("BAD_REQUEST", "INVALID_BODY");
+  return text;
+}
+
+/**
+ * `{"bapId":"..."}` exactly as compact JSON (the bytes the token signs), or `{}` signed as no
+ * body. Anything else is refused: no extra keys, no whitespace variants.
+ */
+function parseSignInBody(raw: string): { bapId: string | null; signedBody: string | undefined } {
+  const trimmed = raw.trim();
+  if (trimmed === "" || trimmed === "{}") return { bapId: null, signedBody: undefined };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw fail("BAD_REQUEST", "INVALID_BODY");
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw fail("BAD_REQUEST", "INVALID_BODY");
+  const keys = Object.keys(parsed);
+  const bapId = (parsed as { bapId?: unknown }).bapId;
+  if (keys.length !== 1 || !isBapId(bapId) || raw !== JSON.stringify({ bapId })) throw fail("BAD_REQUEST", "INVALID_BODY");
+  return { bapId, signedBody: raw };
+}
+
+/**
+ * Key sign-in with BAP identities. The server verifies signatures only; it never sees a
+ * private key. POST /sign-in/<service> creates a normal better-auth session for the owner of
+ * a registered profile whose member key signed the request; POST /sign-up/<service> enrols
+ * a new identity (user + registration record) and signs in.
+ */
+export function sigma(options: SigmaOptions) {
+  const service = options.serviceName ?? "sigma";
+  const basePath = options.basePath ?? "/api/auth";
+  const maxBody = options.maxBodyBytes ?? 4096;
+  const signInPath = `/sign-in/${service}`;
+  const signUpPath = `/sign-up/${service}`;
+
+  async function verify(token: string | null, requestPath: string, body: string | undefined) {
+    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, { replay: options.replay });
+    if (!result.ok) throw fail("UNAUTHORIZED", "INVALID_AUTH_TOKEN");
+    return result.pubkey;
+  }
+
+  return {
+    id: "sigma",
+    endpoints: {
+      signInSigma: createAuthEndpoint(
+        signInPath,
+        { method: "POST", cloneRequest: true, requireHeaders: true, metadata: { allowedMediaTypes: ["application/json", ""] } },
+        async (ctx) => {
+          const raw = await rawBody(ctx.request, maxBody);
+          const { bapId, signedBody } = parseSignInBody(raw);
+          const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, basePath + signInPath, signedBody);
+
+          const adapter = ctx.context.adapter;
+          let profile: BapIdentityRow | null;
+          if (bapId) {
+            profile = await adapter.findOne<BapIdentityRow>({ model: "bapIdentity", where: [{ field: "bapId", value: bapId }] });
+          } else {
+            // No bapId: the caller's primary profile, found by the key that signed.
+            const mine = await adapter.findMany<BapIdentityRow>({ model: "bapIdentity", where: [{ field: "memberPubkey", value: signer }] });
+            profile = mine.find((p) => Boolean(p.isPrimary)) ?? mine[0] ?? null;
+          }
+          // The profile must exist and its member key must be the signer (registered key, or
+          // for records without one, the key whose address derives the bapId).
+          const memberKey = profile?.memberPubkey ?? null;
+          const owns = profile && (memberKey ? memberKey === signer : bapIdOfMemberKey(signer) === profile.bapId);
+          if (!profile || !owns) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
+
+          const user = await ctx.context.internalAdapter.findUserById(profile.userId);
+          if (!user) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
+          if ((user as { banned?: boolean }).banned) throw new APIError("FORBIDDEN", { message: "This account is banned.", code: "BANNED_USER" });
+          const session = await ctx.context.internalAdapter.createSession(user.id, false, { selectedBapId: profile.bapId });
+          await setSessionCookie(ctx, { session, user });
+          return ctx.json({ token: session.token, user: { id: user.id, pubkey: (user as { pubkey?: string | null }).pubkey ?? signer, name: user.name } });
+        },
+      ),
+      signUpSigma: createAuthEndpoint(
+        signUpPath,
+        { method: "POST", cloneRequest: true, requireHeaders: true },
+        async (ctx) => {
+          const raw = await rawBody(ctx.request, maxBody);
+          let body: { bapId?: unknown; intent?: unknown };
+          try {
+            body = JSON.parse(raw);
+          } catch {
+            throw fail("BAD_REQUEST", "INVALID_BODY");
+          }
+          if (!body || typeof body !== "object" || !isBapId(body.bapId) || body.intent !== "sign-up" || Object.keys(body).length !== 2) {
+            throw fail("BAD_REQUEST", "INVALID_BODY");
+          }
+          const bapId = body.bapId;
+          const path = basePath + signUpPath;
+          const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, path, raw);
+          const proof = await verifyBitcoinAuthToken(ctx.headers?.get("x-sigma-enrollment-proof") ?? null, { requestPath: path, body: raw }, { replay: options.replay });
+          // Both from the identity's member key: its address is the root address the bapId derives from.
+          if (!proof.ok || proof.pubkey !== signer || bapIdOfMemberKey(signer) !== bapId) throw fail("UNAUTHORIZED", "INVALID_ENROLLMENT_PROOF");
+
+          const adapter = ctx.context.adapter;
+          if (await adapter.findOne({ model: "bapIdentity", where: [{ field: "bapId", value: bapId }] })) throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
+          const rootAddress = addressOf(signer);
+          const now = new Date();
+          // Key-only accounts have no e-mail; better-auth needs a unique one. `.invalid` (RFC 2606)
+          // can never receive mail, emailVerified stays false, and hex keeps case-distinct bapIds
+          // distinct after e-mail lower-casing.
+          const email = `bap-${Buffer.from(bapId).toString("hex")}@bap.invalid`;
+          const user = await ctx.context.internalAdapter.createUser({ name: bapId, email, emailVerified: false, pubkey: signer }, ctx);
+          try {
+            await adapter.create({
+              model: "bapIdentity",
+              data: { userId: user.id, bapId, rootAddress, currentAddress: rootAddress, memberPubkey: signer, identity: null, isPrimary: true, createdAt: now, updatedAt: now },
+            });
+          } catch {
+            // Lost a race for the same bapId (unique): leave no half-made account behind.
+            await ctx.context.internalAdapter.deleteUser(user.id);
+            throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
+          }
+          const session = await ctx.context.internalAdapter.createSession(user.id, false, { selectedBapId: bapId });
+          await setSessionCookie(ctx, { session, user });
+          return ctx.json({ token: session.token, user: { id: user.id, pubkey: signer, name: user.name } });
+        },
+      ),
+    },
+  } satisfies BetterAuthPlugin;
+}
