@@ -1,0 +1,73 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { createAuthMiddleware, getSessionFromCtx, isAPIError } from "better-auth/api";
+import { parseSessionOutput, parseUserOutput } from "better-auth/db";
+
+function plainObject(value: unknown): value is Record<string, unknown> {
+  return Boolean(value) && typeof value === "object" && !Array.isArray(value) && !isAPIError(value) && !(value instanceof Response);
+}
+
+/**
+ * The default account surface's response shapes, as the spec writes them, where
+ * better-auth 1.7 answers differently:
+ *
+ * - POST /update-session with an empty object answers `{session}` (better-auth: 400 "No
+ *   fields to update"). Bodies with fields still go to better-auth.
+ * - POST /change-email answers `status`, `user` and `message` ("Email updated" when the
+ *   address changed now, "Verification email sent" otherwise); better-auth sends only
+ *   `status`.
+ * - GET /verify-email answers the verified `user` when it signed that user in;
+ *   better-auth answers `user: null`.
+ */
+export function accountSurface() {
+  return {
+    id: "account-surface",
+    hooks: {
+      after: [
+        {
+          // After, not before: before hooks do not see each other's changes, so a before hook
+          // would miss the session that the bearer plugin turns into a cookie. Here the
+          // endpoint's session middleware has already answered 401 without a session, and for
+          // an empty object its only 400 is "No fields to update".
+          matcher: (ctx) => ctx.path === "/update-session",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned;
+            if (!isAPIError(returned) || returned.statusCode !== 400) return;
+            if (!plainObject(ctx.body) || Object.keys(ctx.body).length > 0) return;
+            const session = await getSessionFromCtx(ctx);
+            if (!session) return;
+            // A Response: the dispatcher would otherwise keep the error's 400 status.
+            return new Response(JSON.stringify({ session: parseSessionOutput(ctx.context.options, session.session) }), {
+              status: 200,
+              headers: { "content-type": "application/json" },
+            });
+          }),
+        },
+        {
+          matcher: (ctx) => ctx.path === "/change-email",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned;
+            if (!plainObject(returned) || returned.status !== true || "message" in returned) return;
+            const session = await getSessionFromCtx(ctx);
+            const user = session ? await ctx.context.internalAdapter.findUserById(session.user.id) : null;
+            if (!user) return;
+            const newEmail = String((ctx.body as { newEmail?: unknown }).newEmail ?? "").toLowerCase();
+            const message = user.email.toLowerCase() === newEmail ? "Email updated" : "Verification email sent";
+            return ctx.json({ status: true, user: parseUserOutput(ctx.context.options, user), message });
+          }),
+        },
+        {
+          matcher: (ctx) => ctx.path === "/verify-email",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned;
+            if (!plainObject(returned) || returned.status !== true || returned.user !== null) return;
+            const signedIn = ctx.context.newSession;
+            if (!signedIn) return;
+            const user = await ctx.context.internalAdapter.findUserById(signedIn.user.id);
+            if (!user) return;
+            return ctx.json({ status: true, user: parseUserOutput(ctx.context.options, user) });
+          }),
+        },
+      ],
+    },
+  } satisfies BetterAuthPlugin;
+}
