@@ -28,8 +28,34 @@ export const identitySchema = {
       /** The identity document (JSON string), user-authored. */
       identity: { type: "string", required: false },
       isPrimary: { type: "boolean", required: true, defaultValue: false },
+      /** Stored metadata from registration: label, identity counter, the account (wallet) key. */
+      name: { type: "string", required: false },
+      counter: { type: "number", required: false },
+      accountPubkey: { type: "string", required: false },
       createdAt: { type: "date", required: true },
       updatedAt: { type: "date", required: true },
+    },
+  },
+  /** Unpublished profile edits: saving one signs and broadcasts nothing. One per identity. */
+  bapProfileDraft: {
+    fields: {
+      bapId: { type: "string", required: true, unique: true },
+      userId: { type: "string", required: true, references: { model: "user", field: "id", onDelete: "cascade" }, index: true },
+      profile: { type: "string", required: true },
+      createdAt: { type: "date", required: true },
+      updatedAt: { type: "date", required: true },
+    },
+  },
+  /** A profile the owner published on chain (we record the txid; we never broadcast). */
+  bapPublication: {
+    fields: {
+      bapId: { type: "string", required: true, index: true },
+      userId: { type: "string", required: true, references: { model: "user", field: "id", onDelete: "cascade" } },
+      txid: { type: "string", required: true, unique: true },
+      profile: { type: "string", required: true },
+      kind: { type: "string", required: false },
+      fundedBy: { type: "string", required: false },
+      createdAt: { type: "date", required: true },
     },
   },
 } satisfies BetterAuthPluginDBSchema;

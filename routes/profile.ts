@@ -1,0 +1,242 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { Auth } from "../auth.config.js";
+import { addressOf, bapIdOfMemberKey, BAP_ID_PATTERN } from "../lib/bap.js";
+import { isCompressedPubkey, verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
+import { asBool, asDate, dbBool, dbDate, type Database } from "../lib/db.js";
+import { problems, ProblemError } from "../lib/errors.js";
+import { findSession, requireSession } from "../lib/session.js";
+import { readJson, readQuery } from "../lib/validate.js";
+
+/**
+ * BAP profiles (spec "Profile" table): the user's registered identities, session-scoped
+ * drafts (saving signs and broadcasts nothing) and publications (we record a txid the
+ * owner broadcast). Profile data is user-authored: nothing here is a verified e-mail.
+ */
+interface ProfileDeps {
+  auth: Auth;
+  database: Pick<Database, "db" | "type">;
+  replay: ReplayCache;
+}
+
+const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
+const Pubkey = v.pipe(v.string(), v.check((s: string) => isCompressedPubkey(s), "must be a compressed secp256k1 public key in hex"));
+const Txid = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters"));
+const Address = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{25,35}$/, "must be a Bitcoin address"));
+/** A profile document: a JSON object of bounded size (checked on the raw body). */
+const ProfileDoc = v.record(v.string(), v.unknown());
+
+const RegisterIdentity = v.strictObject({
+  bapId: BapId,
+  name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  counter: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  isPrimary: v.optional(v.boolean()),
+  accountPubkey: v.optional(Pubkey),
+  currentAddress: v.optional(Address),
+  profile: v.optional(ProfileDoc),
+});
+const SaveDraft = v.strictObject({ bapId: BapId, profile: ProfileDoc });
+const Publish = v.strictObject({
+  bapId: BapId,
+  txid: Txid,
+  profile: v.pipe(ProfileDoc, v.check((p) => p.identity !== undefined && p.identity !== null, "must include identity")),
+  kind: v.optional(v.pipe(v.string(), v.maxLength(64))),
+  fundedBy: v.optional(v.pipe(v.string(), v.maxLength(128))),
+});
+const ByBapId = v.object({ bapId: BapId });
+const ByBapIdOrPubkey = v.pipe(
+  v.object({ bapId: v.optional(BapId), pubkey: v.optional(Pubkey) }),
+  v.check((q) => Boolean(q.bapId) !== Boolean(q.pubkey), "give exactly one of bapId or pubkey"),
+);
+
+interface IdentityRow {
+  id: string;
+  userId: string;
+  bapId: string;
+  rootAddress: string;
+  currentAddress: string | null;
+  memberPubkey: string | null;
+  identity: string | null;
+  isPrimary: unknown;
+  name: string | null;
+  counter: number | null;
+  accountPubkey: string | null;
+  createdAt: unknown;
+  updatedAt: unknown;
+}
+
+function parseJson(raw: string | null): unknown {
+  if (!raw) return null;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** The spec's registration record: id, identity_key, root_address, current_address, identity, is_primary, plus stored metadata. */
+function registrationRecord(row: IdentityRow) {
+  return {
+    id: row.id,
+    identity_key: row.bapId,
+    root_address: row.rootAddress,
+    current_address: row.currentAddress ?? row.rootAddress,
+    identity: parseJson(row.identity),
+    is_primary: asBool(row.isPrimary),
+    name: row.name,
+    counter: row.counter,
+    member_pubkey: row.memberPubkey,
+    account_pubkey: row.accountPubkey,
+    created_at: asDate(row.createdAt).toISOString(),
+    updated_at: asDate(row.updatedAt).toISOString(),
+  };
+}
+/** What anyone may look up during login: no account link, no metadata. */
+function publicRecord(row: IdentityRow) {
+  const { id, identity_key, root_address, current_address, identity } = registrationRecord(row);
+  return { id, identity_key, root_address, current_address, identity };
+}
+
+const NO_STORE = { "cache-control": "no-store" };
+
+export function profileRoutes({ auth, database, replay }: ProfileDeps) {
+  const { db, type } = database;
+
+  const identities = () => db.selectFrom("bapIdentity").selectAll();
+  async function findIdentity(bapId: string): Promise<IdentityRow | null> {
+    return ((await identities().where("bapId", "=", bapId).executeTakeFirst()) as IdentityRow | undefined) ?? null;
+  }
+  async function requireOwned(userId: string, bapId: string): Promise<IdentityRow> {
+    const row = await findIdentity(bapId);
+    // Someone else's identity answers like a missing one: no probing who owns what.
+    if (!row || row.userId !== userId) throw problems.notFound("You have no BAP identity with that bapId.");
+    return row;
+  }
+
+  const users = new Hono()
+    .get("/bap-ids", async (c) => {
+      const pubkey = c.req.query("pubkey");
+      if (pubkey !== undefined) {
+        // Public lookup used during login: which identities does this member key control?
+        const { pubkey: key } = readQuery(c, v.object({ pubkey: Pubkey }));
+        const rows = (await identities().where("memberPubkey", "=", key).orderBy("createdAt", "asc").execute()) as IdentityRow[];
+        return c.json({ bapIds: rows.map(publicRecord) }, 200, NO_STORE);
+      }
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const rows = (await identities().where("userId", "=", user.id).orderBy("isPrimary", "desc").orderBy("createdAt", "asc").execute()) as IdentityRow[];
+      return c.json({ bapIds: rows.map(registrationRecord) }, 200, NO_STORE);
+    })
+    .post("/bap-ids", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { value: body, raw } = await readJson(c, RegisterIdentity, 64 * 1024);
+      // Registering an identity claims it: the member key must prove control (its address is
+      // the root address the bapId derives from), or anyone could put another's bap_id in tokens.
+      const proof = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: "/api/user/bap-ids", body: raw }, { replay });
+      if (!proof.ok) throw new ProblemError(401, "Sign this request with the identity's member key (header x-auth-token).", { code: "INVALID_AUTH_TOKEN" });
+      if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problems.forbidden("The signing key is not this identity's member key.", "NOT_MEMBER_KEY");
+
+      const now = new Date();
+      const result = await db.transaction().execute(async (trx) => {
+        const existing = (await trx.selectFrom("bapIdentity").selectAll().where("bapId", "=", body.bapId).executeTakeFirst()) as IdentityRow | undefined;
+        if (existing && existing.userId !== user.id) throw problems.conflict("This BAP identity is registered to another account.", "BAP_ID_TAKEN");
+        const count = await trx.selectFrom("bapIdentity").select((eb) => eb.fn.countAll().as("n")).where("userId", "=", user.id).executeTakeFirst();
+        const first = Number(count?.n ?? 0) === 0;
+        const makePrimary = body.isPrimary === true || (first && !existing);
+        if (makePrimary) {
+          await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, false) }).where("userId", "=", user.id).execute();
+        }
+        const fields = {
+          memberPubkey: proof.pubkey,
+          ...(body.currentAddress ? { currentAddress: body.currentAddress } : {}),
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.counter !== undefined ? { counter: body.counter } : {}),
+          ...(body.accountPubkey ? { accountPubkey: body.accountPubkey } : {}),
+          ...(body.profile?.identity !== undefined ? { identity: JSON.stringify(body.profile.identity) } : {}),
+          updatedAt: dbDate(type, now),
+        };
+        if (existing) {
+          await trx
+            .updateTable("bapIdentity")
+            .set({ ...fields, ...(makePrimary || body.isPrimary === false ? { isPrimary: dbBool(type, makePrimary) } : {}) })
+            .where("id", "=", existing.id)
+            .execute();
+        } else {
+          const rootAddress = addressOf(proof.pubkey);
+          await trx
+            .insertInto("bapIdentity")
+            .values({ id: randomUUID(), userId: user.id, bapId: body.bapId, rootAddress, currentAddress: rootAddress, isPrimary: dbBool(type, makePrimary), createdAt: dbDate(type, now), ...fields })
+            .execute();
+        }
+        if (makePrimary) await trx.updateTable("user").set({ pubkey: proof.pubkey }).where("id", "=", user.id).execute();
+        return { created: !existing };
+      });
+      const row = (await findIdentity(body.bapId))!;
+      return c.json({ bapId: registrationRecord(row) }, result.created ? 201 : 200, NO_STORE);
+    });
+
+  const bap = new Hono()
+    .get("/profile", async (c) => {
+      const query = readQuery(c, ByBapIdOrPubkey);
+      const row = query.bapId
+        ? await findIdentity(query.bapId)
+        : (((await identities().where("memberPubkey", "=", query.pubkey!).orderBy("isPrimary", "desc").executeTakeFirst()) as IdentityRow | undefined) ?? null);
+      if (!row) throw problems.notFound("No BAP profile is registered for that key.");
+      const result: Record<string, unknown> = { ...publicRecord(row), published: false };
+      const publication = await db.selectFrom("bapPublication").select(["txid", "createdAt"]).where("bapId", "=", row.bapId).orderBy("createdAt", "desc").executeTakeFirst();
+      if (publication) Object.assign(result, { published: true, txid: publication.txid, publishedAt: asDate(publication.createdAt).toISOString() });
+      // The owner also sees their unpublished draft, marked as such.
+      const session = await findSession(auth, c.req.raw.headers);
+      if (session && session.user.id === row.userId) {
+        const draft = await db.selectFrom("bapProfileDraft").select(["profile", "updatedAt"]).where("bapId", "=", row.bapId).executeTakeFirst();
+        if (draft) Object.assign(result, { draft: { profile: parseJson(draft.profile), updatedAt: asDate(draft.updatedAt).toISOString() }, unpublished: true });
+      }
+      return c.json({ status: "OK", result }, 200, NO_STORE);
+    })
+    .post("/profile", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { value: body } = await readJson(c, SaveDraft, 64 * 1024);
+      await requireOwned(user.id, body.bapId);
+      const now = dbDate(type, new Date());
+      const profile = JSON.stringify(body.profile);
+      await db
+        .insertInto("bapProfileDraft")
+        .values({ id: randomUUID(), bapId: body.bapId, userId: user.id, profile, createdAt: now, updatedAt: now })
+        .onConflict((oc) => oc.column("bapId").doUpdateSet({ profile, updatedAt: now }))
+        .execute();
+      return c.json({ status: "OK", result: { bapId: body.bapId, profile: body.profile, draft: true, unpublished: true } }, 200, NO_STORE);
+    })
+    .delete("/profile", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { bapId } = readQuery(c, ByBapId);
+      await requireOwned(user.id, bapId);
+      const deleted = await db.deleteFrom("bapProfileDraft").where("bapId", "=", bapId).where("userId", "=", user.id).executeTakeFirst();
+      if (!Number(deleted.numDeletedRows)) throw problems.notFound("There is no draft for that identity.");
+      return c.json({ status: "OK" }, 200, NO_STORE);
+    })
+    .post("/profile/published", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { value: body } = await readJson(c, Publish, 64 * 1024);
+      await requireOwned(user.id, body.bapId);
+      const now = new Date();
+      await db.transaction().execute(async (trx) => {
+        const clash = await trx.selectFrom("bapPublication").select(["bapId"]).where("txid", "=", body.txid).executeTakeFirst();
+        if (clash) throw problems.conflict("That transaction is already recorded.", "TXID_ALREADY_RECORDED");
+        await trx
+          .insertInto("bapPublication")
+          .values({ id: randomUUID(), bapId: body.bapId, userId: user.id, txid: body.txid, profile: JSON.stringify(body.profile), kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, createdAt: dbDate(type, now) })
+          .execute();
+        await trx.updateTable("bapIdentity").set({ identity: JSON.stringify(body.profile.identity), updatedAt: dbDate(type, now) }).where("bapId", "=", body.bapId).execute();
+        await trx.deleteFrom("bapProfileDraft").where("bapId", "=", body.bapId).execute();
+      });
+      return c.json({ status: "OK", result: { bapId: body.bapId, txid: body.txid, profile: body.profile, kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, publishedAt: now.toISOString() } }, 201, NO_STORE);
+    })
+    .get("/profile/published", async (c) => {
+      const { bapId } = readQuery(c, ByBapId);
+      const row = await db.selectFrom("bapPublication").selectAll().where("bapId", "=", bapId).orderBy("createdAt", "desc").executeTakeFirst();
+      if (!row) throw problems.notFound("No publication is recorded for that identity.");
+      return c.json({ status: "OK", result: { bapId, txid: row.txid, profile: parseJson(row.profile), kind: row.kind, fundedBy: row.fundedBy, publishedAt: asDate(row.createdAt).toISOString() } }, 200, NO_STORE);
+    });
+
+  return { users, bap };
+}

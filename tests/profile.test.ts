@@ -1,0 +1,150 @@
+import { PrivateKey } from "@bsv/sdk";
+import { getAuthToken } from "bitcoin-auth";
+import { bapIdFromPubkey } from "bsv-bap";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function identity() {
+  const key = PrivateKey.fromRandom();
+  const pubkey = key.toPublicKey().toString();
+  return { key, pubkey, bapId: bapIdFromPubkey(pubkey) as string, address: key.toPublicKey().toAddress() as string };
+}
+
+async function register(cookie: string, id: ReturnType<typeof identity>, extra: Record<string, unknown> = {}, signer = id.key) {
+  const body = JSON.stringify({ bapId: id.bapId, ...extra });
+  return server.api("/api/user/bap-ids", { cookie, body, headers: { "x-auth-token": getAuthToken({ privateKeyWif: signer.toWif(), requestPath: "/api/user/bap-ids", body }) } });
+}
+
+const problemShape = (res: { status: number; headers: Headers; json: any }, status: number) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  expect(res.json).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+};
+
+describe("/api/user/bap-ids", () => {
+  it("registers identities proven by their member key; the first is primary", async () => {
+    const person = await signUp(server);
+    const a = identity();
+    const b = identity();
+    const first = await register(person.cookie, a, { name: "Main", counter: 0 });
+    expect(first.status).toBe(201);
+    expect(first.json.bapId).toMatchObject({ identity_key: a.bapId, root_address: a.address, current_address: a.address, is_primary: true, name: "Main", counter: 0, member_pubkey: a.pubkey });
+    expect((await register(person.cookie, b, { name: "Alt" })).status).toBe(201);
+    const list = await server.api("/api/user/bap-ids", { cookie: person.cookie });
+    expect(list.status).toBe(200);
+    expect(list.json.bapIds.map((r: any) => [r.identity_key, r.is_primary])).toEqual([
+      [a.bapId, true],
+      [b.bapId, false],
+    ]);
+    // Switching the primary leaves exactly one.
+    expect((await register(person.cookie, b, { isPrimary: true })).status).toBe(200);
+    const after = await server.api("/api/user/bap-ids", { cookie: person.cookie });
+    expect(after.json.bapIds.filter((r: any) => r.is_primary).map((r: any) => r.identity_key)).toEqual([b.bapId]);
+  });
+
+  it("refuses registration without a signature, by another key, or of someone else's identity", async () => {
+    const person = await signUp(server);
+    const other = await signUp(server);
+    const id = identity();
+    const noSig = await server.api("/api/user/bap-ids", { cookie: person.cookie, body: { bapId: id.bapId } });
+    problemShape(noSig, 401);
+    problemShape(await register(person.cookie, id, {}, PrivateKey.fromRandom()), 403);
+    expect((await register(person.cookie, id)).status).toBe(201);
+    const stolen = await register(other.cookie, id);
+    problemShape(stolen, 409);
+    expect(stolen.json.code).toBe("BAP_ID_TAKEN");
+  });
+
+  it("requires a session to list or register", async () => {
+    problemShape(await server.api("/api/user/bap-ids"), 401);
+    const id = identity();
+    problemShape(await register("", id), 401);
+  });
+
+  it("offers a public lookup by pubkey without account details", async () => {
+    const person = await signUp(server);
+    const id = identity();
+    await register(person.cookie, id, { name: "Private label" });
+    const res = await server.api(`/api/user/bap-ids?pubkey=${id.pubkey}`);
+    expect(res.status).toBe(200);
+    expect(res.json.bapIds).toEqual([{ id: expect.any(String), identity_key: id.bapId, root_address: id.address, current_address: id.address, identity: null }]);
+    problemShape(await server.api("/api/user/bap-ids?pubkey=nothex"), 400);
+  });
+
+  it("validates input: bad bapId, wrong types, unknown members, malformed JSON", async () => {
+    const person = await signUp(server);
+    const bodies = [JSON.stringify({ bapId: "not a bap id!" }), JSON.stringify({ bapId: identity().bapId, counter: "one" }), JSON.stringify({ bapId: identity().bapId, wif: "L1..." }), "{broken"];
+    for (const body of bodies) {
+      const res = await server.api("/api/user/bap-ids", { cookie: person.cookie, body });
+      expect(res.status, body).toBe(400);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+    }
+  });
+});
+
+describe("/api/bap/profile drafts and publications", () => {
+  it("saves, shows (to the owner only) and deletes a draft without publishing anything", async () => {
+    const person = await signUp(server);
+    const id = identity();
+    await register(person.cookie, id);
+    const save = await server.api("/api/bap/profile", { cookie: person.cookie, body: { bapId: id.bapId, profile: { alternateName: "draft name" } } });
+    expect(save.status).toBe(200);
+    expect(save.json).toMatchObject({ status: "OK", result: { bapId: id.bapId, draft: true } });
+    const mine = await server.api(`/api/bap/profile?bapId=${id.bapId}`, { cookie: person.cookie });
+    expect(mine.json).toMatchObject({ status: "OK", result: { identity_key: id.bapId, published: false, unpublished: true, draft: { profile: { alternateName: "draft name" } } } });
+    const anonymous = await server.api(`/api/bap/profile?bapId=${id.bapId}`);
+    expect(anonymous.json.result.draft).toBeUndefined();
+    const byKey = await server.api(`/api/bap/profile?pubkey=${id.pubkey}`);
+    expect(byKey.json.result.identity_key).toBe(id.bapId);
+    expect(await server.db.selectFrom("bapPublication").selectAll().where("bapId", "=", id.bapId).execute()).toEqual([]);
+    expect((await server.api(`/api/bap/profile?bapId=${id.bapId}`, { cookie: person.cookie, method: "DELETE" })).status).toBe(200);
+    problemShape(await server.api(`/api/bap/profile?bapId=${id.bapId}`, { cookie: person.cookie, method: "DELETE" }), 404);
+  });
+
+  it("refuses drafts for identities the caller does not own", async () => {
+    const owner = await signUp(server);
+    const intruder = await signUp(server);
+    const id = identity();
+    await register(owner.cookie, id);
+    problemShape(await server.api("/api/bap/profile", { cookie: intruder.cookie, body: { bapId: id.bapId, profile: { x: 1 } } }), 404);
+    problemShape(await server.api("/api/bap/profile", { body: { bapId: id.bapId, profile: { x: 1 } } }), 401);
+  });
+
+  it("records a publication (txid of 64 lowercase hex, profile with identity) and serves it", async () => {
+    const person = await signUp(server);
+    const id = identity();
+    await register(person.cookie, id);
+    await server.api("/api/bap/profile", { cookie: person.cookie, body: { bapId: id.bapId, profile: { alternateName: "x" } } });
+    const txid = "ab".repeat(32);
+    const bad = [
+      { bapId: id.bapId, txid: "AB".repeat(32), profile: { identity: {} } },
+      { bapId: id.bapId, txid: "ab".repeat(31), profile: { identity: {} } },
+      { bapId: id.bapId, txid, profile: { name: "no identity" } },
+    ];
+    for (const body of bad) problemShape(await server.api("/api/bap/profile/published", { cookie: person.cookie, body }), 400);
+    const ok = await server.api("/api/bap/profile/published", { cookie: person.cookie, body: { bapId: id.bapId, txid, profile: { identity: { alternateName: "Satoshi" } }, kind: "profile" } });
+    expect(ok.status).toBe(201);
+    const got = await server.api(`/api/bap/profile/published?bapId=${id.bapId}`);
+    expect(got.json).toMatchObject({ status: "OK", result: { bapId: id.bapId, txid, profile: { identity: { alternateName: "Satoshi" } }, kind: "profile" } });
+    // Publishing clears the draft and updates the registration record's identity.
+    const profile = await server.api(`/api/bap/profile?bapId=${id.bapId}`, { cookie: person.cookie });
+    expect(profile.json.result).toMatchObject({ published: true, txid, identity: { alternateName: "Satoshi" } });
+    expect(profile.json.result.draft).toBeUndefined();
+    problemShape(await server.api("/api/bap/profile/published", { cookie: person.cookie, body: { bapId: id.bapId, txid, profile: { identity: {} } } }), 409);
+    problemShape(await server.api(`/api/bap/profile/published?bapId=${identity().bapId}`), 404);
+  });
+
+  it("has no /api/profile/create and no PUT /api/profile", async () => {
+    expect((await server.api("/api/profile/create", { body: {} })).status).toBe(404);
+    expect((await server.api("/api/profile", { method: "PUT", body: {} })).status).toBe(404);
+  });
+});
