@@ -148,3 +148,56 @@ describe("/api/bap/profile drafts and publications", () => {
     expect((await server.api("/api/profile", { method: "PUT", body: {} })).status).toBe(404);
   });
 });
+
+describe("choosing the identity an app sees", () => {
+  it("shows a choice on the consent page and puts the chosen identity in the tokens", async () => {
+    const { authorizeUrl, pkce, registerClient, REDIRECT, token } = await import("./helpers/oauth.js");
+    const { createRemoteJWKSet, jwtVerify } = await import("jose");
+    const person = await signUp(server);
+    const first = identity();
+    const second = identity();
+    await register(person.cookie, first, { name: "Work" });
+    await register(person.cookie, second, { name: "Play" });
+    const client = await registerClient(server);
+    const { verifier, challenge } = pkce();
+    const params = { response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "openid profile", state: "pick", code_challenge: challenge, code_challenge_method: "S256" };
+    const start = await server.api(authorizeUrl(server, params), { cookie: person.cookie, headers: { accept: "text/html" } });
+    const consentUrl = new URL(start.json.url, server.url);
+    expect(consentUrl.pathname).toBe("/consent");
+
+    const page = await server.api(consentUrl.pathname + consentUrl.search, { cookie: person.cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Which identity should");
+    expect(page.text).toContain(first.bapId);
+    expect(page.text).toContain(second.bapId);
+
+    const oauthQuery = page.text.match(/name="oauth_query" value="([^"]+)"/)![1]!.replace(/&amp;/g, "&");
+    const form = new URLSearchParams({ oauth_query: oauthQuery, bap_id: second.bapId, decision: "allow" }).toString();
+    const decided = await server.api("/consent", { cookie: person.cookie, body: form, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(decided.status).toBe(303);
+    const back = new URL(decided.headers.get("location")!);
+    expect(back.searchParams.get("state")).toBe("pick");
+    const tokens = await token(server, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+    const { payload } = await jwtVerify(tokens.json.id_token, createRemoteJWKSet(new URL(`${server.url}/api/auth/jwks`)), { issuer: server.url, audience: client.client_id });
+    expect(payload.bap_id).toBe(second.bapId);
+    const info = await server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${tokens.json.access_token}` } });
+    expect(info.json.bap_id).toBe(second.bapId);
+  });
+
+  it("ignores a selection of an identity the user does not own", async () => {
+    const { authorize, pkce, registerClient, REDIRECT, token } = await import("./helpers/oauth.js");
+    const { decodeJwt } = await import("jose");
+    const victim = await signUp(server);
+    const theirs = identity();
+    await register(victim.cookie, theirs);
+    const person = await signUp(server);
+    const mine = identity();
+    await register(person.cookie, mine);
+    expect((await server.api("/api/auth/update-session", { cookie: person.cookie, body: { selectedBapId: theirs.bapId } })).status).toBe(200);
+    const client = await registerClient(server);
+    const { verifier, challenge } = pkce();
+    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge, scope: "openid profile" });
+    const tokens = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+    expect(decodeJwt(tokens.json.id_token).bap_id).toBe(mine.bapId);
+  });
+});

@@ -8,7 +8,13 @@ export const SCOPE_WORDS: Record<string, string> = {
   offline_access: "Stay signed in and act for you while you are away",
 };
 
-export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string }) {
+export interface IdentityChoice {
+  bapId: string;
+  name: string | null;
+  selected: boolean;
+}
+
+export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[] }) {
   return (
     <Layout title={`Allow ${props.clientName}?`}>
       <div class="row">
@@ -24,14 +30,26 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
           <li>{SCOPE_WORDS[scope] ?? scope}</li>
         ))}
       </ul>
-      <form method="post" action="/consent" class="row">
+      <form method="post" action="/consent">
         <input type="hidden" name="oauth_query" value={props.oauthQuery} />
+        {props.identities?.length ? (
+          <fieldset>
+            <legend>Which identity should {props.clientName} see?</legend>
+            {props.identities.map((identity) => (
+              <label class="choice">
+                <input type="radio" name="bap_id" value={identity.bapId} checked={identity.selected} /> {identity.name ? `${identity.name} (${identity.bapId})` : identity.bapId}
+              </label>
+            ))}
+          </fieldset>
+        ) : null}
+        <div class="row">
         <button type="submit" name="decision" value="allow">
           Allow
         </button>
         <button type="submit" name="decision" value="deny" class="secondary">
           Deny
         </button>
+        </div>
       </form>
     </Layout>
   );

@@ -1,7 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
-import { ConsentPage, ErrorPage } from "./consent.js";
+import { asBool } from "../../lib/db.js";
+import { ConsentPage, ErrorPage, type IdentityChoice } from "./consent.js";
 import { signedOAuthQuery } from "./oauth-query.js";
 import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
 
@@ -137,13 +138,29 @@ export function pageRoutes({ auth, db, authUrl }: PageDeps) {
     const client = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
     if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
     const scopes = (search.get("scope") ?? "").split(" ").filter(Boolean);
-    return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} />);
+    // A person with several BAP identities picks the one this app will see (the `bap_id` claim).
+    let identities: IdentityChoice[] = [];
+    if (scopes.includes("profile")) {
+      const session = await auth.api.getSession({ headers: c.req.raw.headers });
+      if (session) {
+        const rows = await db.selectFrom("bapIdentity").select(["bapId", "name", "isPrimary"]).where("userId", "=", session.user.id).orderBy("createdAt", "asc").execute();
+        const selected = (session.session as { selectedBapId?: string | null }).selectedBapId;
+        const chosen = rows.find((r) => r.bapId === selected) ?? rows.find((r) => asBool(r.isPrimary)) ?? rows[0];
+        if (rows.length > 1) identities = rows.map((r) => ({ bapId: r.bapId, name: r.name ?? null, selected: r === chosen }));
+      }
+    }
+    return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} />);
   });
 
   app.post("/consent", async (c) => {
     if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
     const f = await form(c);
     if (!f.oauth_query) return html(c, <ErrorPage error="invalid_request" description="This consent form is incomplete." />, 400);
+    if (f.decision === "allow" && f.bap_id) {
+      // Kept on the session; the consent's referenceId resolves it against the identities the user owns.
+      const chosen = await callAuth(c, "/update-session", { selectedBapId: f.bap_id });
+      if (!chosen.ok && chosen.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
+    }
     const upstream = await callAuth(c, "/oauth2/consent", { accept: f.decision === "allow", oauth_query: f.oauth_query });
     if (upstream.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
     if (!upstream.ok) return html(c, <ErrorPage error="invalid_request" description={await errorMessage(upstream, "This consent request has expired. Start again from the application.")} />, 400);
