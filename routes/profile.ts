@@ -6,6 +6,7 @@ import { addressOf, bapIdOfMemberKey, BAP_ID_PATTERN } from "../lib/bap.js";
 import { isCompressedPubkey, verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
 import { asBool, asDate, dbBool, dbDate, type Database } from "../lib/db.js";
 import { problems, ProblemError } from "../lib/errors.js";
+import { parseJsonOrNull } from "../lib/json.js";
 import { findSession, requireSession } from "../lib/session.js";
 import { readJson, readQuery } from "../lib/validate.js";
 
@@ -66,14 +67,6 @@ interface IdentityRow {
   updatedAt: unknown;
 }
 
-function parseJson(raw: string | null): unknown {
-  if (!raw) return null;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return null;
-  }
-}
 
 /** The spec's registration record: id, identity_key, root_address, current_address, identity, is_primary, plus stored metadata. */
 function registrationRecord(row: IdentityRow) {
@@ -82,7 +75,7 @@ function registrationRecord(row: IdentityRow) {
     identity_key: row.bapId,
     root_address: row.rootAddress,
     current_address: row.currentAddress ?? row.rootAddress,
-    identity: parseJson(row.identity),
+    identity: parseJsonOrNull(row.identity),
     is_primary: asBool(row.isPrimary),
     name: row.name,
     counter: row.counter,
@@ -189,7 +182,7 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       const session = await findSession(auth, c.req.raw.headers);
       if (session && session.user.id === row.userId) {
         const draft = await db.selectFrom("bapProfileDraft").select(["profile", "updatedAt"]).where("bapId", "=", row.bapId).executeTakeFirst();
-        if (draft) Object.assign(result, { draft: { profile: parseJson(draft.profile), updatedAt: asDate(draft.updatedAt).toISOString() }, unpublished: true });
+        if (draft) Object.assign(result, { draft: { profile: parseJsonOrNull(draft.profile), updatedAt: asDate(draft.updatedAt).toISOString() }, unpublished: true });
       }
       return c.json({ status: "OK", result }, 200, NO_STORE);
     })
@@ -235,7 +228,7 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       const { bapId } = readQuery(c, ByBapId);
       const row = await db.selectFrom("bapPublication").selectAll().where("bapId", "=", bapId).orderBy("createdAt", "desc").executeTakeFirst();
       if (!row) throw problems.notFound("No publication is recorded for that identity.");
-      return c.json({ status: "OK", result: { bapId, txid: row.txid, profile: parseJson(row.profile), kind: row.kind, fundedBy: row.fundedBy, publishedAt: asDate(row.createdAt).toISOString() } }, 200, NO_STORE);
+      return c.json({ status: "OK", result: { bapId, txid: row.txid, profile: parseJsonOrNull(row.profile), kind: row.kind, fundedBy: row.fundedBy, publishedAt: asDate(row.createdAt).toISOString() } }, 200, NO_STORE);
     });
 
   return { users, bap };

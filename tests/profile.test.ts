@@ -1,7 +1,6 @@
 import { PrivateKey } from "@bsv/sdk";
-import { getAuthToken } from "bitcoin-auth";
-import { bapIdFromPubkey } from "bsv-bap";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newIdentity as identity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -13,15 +12,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-function identity() {
-  const key = PrivateKey.fromRandom();
-  const pubkey = key.toPublicKey().toString();
-  return { key, pubkey, bapId: bapIdFromPubkey(pubkey) as string, address: key.toPublicKey().toAddress() as string };
-}
-
-async function register(cookie: string, id: ReturnType<typeof identity>, extra: Record<string, unknown> = {}, signer = id.key) {
+async function register(cookie: string, id: TestIdentity, extra: Record<string, unknown> = {}, signer = id.key) {
   const body = JSON.stringify({ bapId: id.bapId, ...extra });
-  return server.api("/api/user/bap-ids", { cookie, body, headers: { "x-auth-token": getAuthToken({ privateKeyWif: signer.toWif(), requestPath: "/api/user/bap-ids", body }) } });
+  return server.api("/api/user/bap-ids", { cookie, body, headers: { "x-auth-token": signRequest(signer, "/api/user/bap-ids", body) } });
 }
 
 const problemShape = (res: { status: number; headers: Headers; json: any }, status: number) => {

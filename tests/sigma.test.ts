@@ -1,8 +1,7 @@
-import { PrivateKey } from "@bsv/sdk";
-import { getAuthToken } from "bitcoin-auth";
-import { bapIdFromPubkey } from "bsv-bap";
+import type { PrivateKey } from "@bsv/sdk";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newIdentity as identity, signRequest } from "./helpers/bap.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
 import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -16,13 +15,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-function identity() {
-  const key = PrivateKey.fromRandom();
-  const pubkey = key.toPublicKey().toString();
-  return { key, pubkey, bapId: bapIdFromPubkey(pubkey) as string };
-}
-const sign = (key: PrivateKey, path: string, body: string | undefined, timestamp?: string) =>
-  getAuthToken({ privateKeyWif: key.toWif(), requestPath: path, body, timestamp });
+const sign = (key: PrivateKey, path: string, body: string | undefined, timestamp?: string) => signRequest(key, path, body, { timestamp });
 
 async function enrol(id: ReturnType<typeof identity>) {
   const body = JSON.stringify({ bapId: id.bapId, intent: "sign-up" });

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { parseJsonOrNull } from "../../lib/json.js";
 
 /** The claims a selected BAP profile contributes to ID tokens and userinfo. */
 export interface BapClaims {
@@ -14,14 +15,6 @@ interface BapIdentityRow {
   identity: string | null;
 }
 
-function parseIdentity(raw: string | null): unknown {
-  if (!raw) return null;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The profile a token speaks for: the one selected at authorization (the consent and
@@ -44,7 +37,7 @@ export function bapClaims(row: BapIdentityRow): BapClaims {
       id: row.bapId,
       rootAddress: row.rootAddress,
       currentAddress: row.currentAddress ?? row.rootAddress,
-      identity: parseIdentity(row.identity),
+      identity: parseJsonOrNull(row.identity),
     }),
   };
 }
