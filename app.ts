@@ -1,13 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import { BASE_PATH, type Auth } from "./auth.config.js";
+import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import type { Config } from "./lib/env.js";
 import { problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
 import { asOAuthError, problemResponse, renderError } from "./lib/respond.js";
+import { memoryWindowLimiter, redisWindowLimiter } from "./lib/rate-limit.js";
+import { signInProviders } from "./lib/social-providers.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
+import { jwksRoute } from "./routes/jwks.js";
+import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
+import { profileRoutes } from "./routes/profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 
 export interface AppDeps {
@@ -15,6 +23,8 @@ export interface AppDeps {
   db: Kysely<any>;
   logger: Logger;
   authUrl: string;
+  config: Config;
+  redis?: Redis;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -25,7 +35,7 @@ const OAUTH_PROTOCOL_PATHS = new Set(
   ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
 );
 
-export function createApp({ auth, db, logger, authUrl }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps) {
   const app = new Hono();
   const tooLarge = () => problemResponse(problems.tooLarge());
 
@@ -35,9 +45,32 @@ export function createApp({ auth, db, logger, authUrl }: AppDeps) {
   });
 
   app.route("/.well-known", wellKnownRoutes(auth, authUrl));
+  // Before the body limit: a GET of a cached document (routes/jwks.ts).
+  app.get(`${BASE_PATH}/jwks`, jwksRoute(auth));
 
   app.use(`${BASE_PATH}/*`, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
+  // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
+  const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
+  app.route(
+    "/api/backup",
+    backupRoutes({
+      auth,
+      db,
+      replay: redis ? redisReplayCache(redis, "idp:backup-auth:") : memoryReplayCache(),
+      syncLimiter: !config.rateLimitEnabled ? null : redis ? redisWindowLimiter(redis, syncLimit, "idp:backup-sync:") : memoryWindowLimiter(syncLimit),
+      maxBackupBytes: config.backupMaxBytes,
+    }),
+  );
+  const profiles = profileRoutes({
+    auth,
+    database: { db, type: config.database.kind },
+    replay: redis ? redisReplayCache(redis, "idp:profile-auth:") : memoryReplayCache(),
+  });
+  app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
+  app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
+  app.route("/api/user", profiles.users);
+  app.route("/api/bap", profiles.bap);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const res = await auth.handler(c.req.raw);
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
@@ -46,7 +79,7 @@ export function createApp({ auth, db, logger, authUrl }: AppDeps) {
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.route("/", pageRoutes({ auth, db, authUrl }));
+  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social) }));
   app.get("/", (c) => c.redirect("/sign-in"));
 
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));

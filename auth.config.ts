@@ -1,14 +1,16 @@
 import { passkey } from "@better-auth/passkey";
 import { oauthDeviceAuthorization, oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
-import { admin, bearer, jwt, organization, twoFactor } from "better-auth/plugins";
+import { admin, bearer, genericOAuth, jwt, organization, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
 import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import { createDb, type Database } from "./lib/db.js";
+import { jwksCache } from "./lib/jwks-cache.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
+import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountSurface } from "./plugins/account-surface/index.js";
 import { bapClaims, findSelectedBapIdentity } from "./plugins/identity/claims.js";
 import { identity } from "./plugins/identity/index.js";
@@ -16,6 +18,9 @@ import { memberKey } from "./plugins/member-key/index.js";
 import { oauthConformance } from "./plugins/oauth-conformance/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { sigma } from "./plugins/sigma/index.js";
+import { social } from "./plugins/social/index.js";
+import { backup } from "./plugins/backup/index.js";
+import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -46,7 +51,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
     baseURL: config.authUrl,
     basePath: BASE_PATH,
     secret: config.secret,
-    trustedOrigins: [config.authUrl],
+    trustedOrigins: [config.authUrl, ...socialTrustedOrigins(config.social)],
     database: { db: database.db, type: database.type },
     ...(redis ? { secondaryStorage: redisSecondaryStorage(redis) } : {}),
     // oauth-provider keeps sessions in the database even with secondary storage: tokens refer to them.
@@ -72,6 +77,16 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
           },
         }
       : {}),
+    // Social sign-in (issue 4): Google, GitHub, X, Discord, Apple when configured; OIDC issuers via genericOAuth below.
+    socialProviders: builtInSocialProviders(config.social),
+    account: {
+      // Implicit linking at sign-in stays better-auth's default (the provider must vouch for the
+      // e-mail and the local address must be verified). Unlinking is decided by plugins/social:
+      // it refuses to remove the last way to sign in, counting passkeys and BAP identities too.
+      accountLinking: { allowUnlinkingAll: true },
+      // Provider access and refresh tokens are kept encrypted with our secret, not in the clear.
+      encryptOAuthTokens: true,
+    },
     user: {
       changeEmail: {
         enabled: true,
@@ -118,6 +133,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         // RS256: OIDC Core §15.1 makes it the one algorithm every relying party supports.
         jwks: { keyPairConfig: { alg: "RS256", modulusLength: 2048 }, rotationInterval: 90 * DAY, gracePeriod: 30 * DAY },
         disableSettingJwtHeader: true,
+        // Keys read from the database at most every 30 s, not per JWKS request or signature (lib/jwks-cache.ts).
+        adapter: jwksCache().adapter,
       }),
       oauthProvider({
         loginPage: "/sign-in",
@@ -159,6 +176,11 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       oauthConformance(),
       memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
       sigma({ replay, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
+      ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),
+      social(),
+      // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
+      oauthBearer(),
+      backup(),
       registrationPolicy({ development: config.env !== "production" }),
       admin(),
       organization(),

@@ -37,7 +37,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   }
 
   const auth = createAuth(deps);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address, from the socket unless we sit behind a trusted proxy; never from the client.

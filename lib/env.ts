@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import * as v from "valibot";
+import { parseSocialSettings, type SocialSettings } from "./social-env.js";
 
 /**
  * Every setting the service reads, validated once at start-up. Nothing else in the
@@ -42,6 +43,7 @@ const EnvSchema = v.object({
   REGISTER_RATE_LIMIT: v.pipe(v.optional(v.string(), "20"), v.transform(Number), v.integer(), v.minValue(1)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
+  BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
 });
 
 export type DatabaseTarget =
@@ -69,6 +71,10 @@ export interface Config {
   readonly registerRateLimit: number;
   readonly rateLimitEnabled: boolean;
   readonly sigmaServiceName: string;
+  /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
+  readonly backupMaxBytes: number;
+  /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
+  readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
   readonly warnings: readonly string[];
 }
@@ -98,12 +104,13 @@ function developmentSecret(dataDir: string): string {
 export function loadEnv(source: Record<string, string | undefined> = process.env): Config {
   const raw = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
   const parsed = v.safeParse(EnvSchema, raw);
-  if (!parsed.success) {
-    const lines = parsed.issues.map((issue) => `  ${v.getDotPath(issue) ?? "?"}: ${issue.message}`);
-    throw new ConfigError(`Invalid settings:\n${lines.join("\n")}`);
+  const social = parseSocialSettings(raw);
+  if (!parsed.success || social.issues.length) {
+    const lines = (parsed.issues ?? []).map((issue) => `  ${v.getDotPath(issue) ?? "?"}: ${issue.message}`);
+    throw new ConfigError(`Invalid settings:\n${[...lines, ...social.issues].join("\n")}`);
   }
   const e = parsed.output;
-  const warnings: string[] = [];
+  const warnings: string[] = [...social.warnings];
   const production = e.NODE_ENV === "production";
   const authUrl = (e.AUTH_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   const url = new URL(authUrl);
@@ -146,6 +153,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     registerRateLimit: e.REGISTER_RATE_LIMIT,
     rateLimitEnabled: e.RATE_LIMIT_ENABLED !== "false",
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
+    backupMaxBytes: e.BACKUP_MAX_BYTES,
+    social: social.social,
     warnings: Object.freeze(warnings),
   });
 }

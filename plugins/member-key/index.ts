@@ -51,11 +51,20 @@ export function memberKey(options: MemberKeyOptions) {
     async onRequest(request, ctx) {
       if (request.method !== "POST" || !request.url.endsWith("/oauth2/token")) return;
       if (new URL(request.url).pathname !== tokenPath) return;
-      const length = Number(request.headers.get("content-length") ?? "0");
+      const declared = request.headers.get("content-length");
+      const length = Number(declared ?? "0");
       if (length > maxBody) return { response: oauthError(413, MEMBER_KEY_ERRORS.invalidRequest, "request body too large") };
-      const raw = await request.clone().text();
-      if (raw.length > maxBody) return { response: oauthError(413, MEMBER_KEY_ERRORS.invalidRequest, "request body too large") };
-      const clientId = clientIdOf(new URLSearchParams(raw), request.headers.get("authorization"));
+      const authorization = request.headers.get("authorization");
+      // A client named by HTTP Basic, with a declared length (so the body cannot pass
+      // maxBody): the body matters only if that client has a member key. Cloning the
+      // request to read it was the largest cost of this hook on every token request.
+      let raw: string | undefined;
+      let clientId = declared !== null ? clientIdOf(new URLSearchParams(), authorization) : null;
+      if (!clientId) {
+        raw = await request.clone().text();
+        if (raw.length > maxBody) return { response: oauthError(413, MEMBER_KEY_ERRORS.invalidRequest, "request body too large") };
+        clientId = clientIdOf(new URLSearchParams(raw), authorization);
+      }
       if (!clientId || clientId.length > 255) return;
 
       let cached = memberKeys.get(clientId);
@@ -70,6 +79,7 @@ export function memberKey(options: MemberKeyOptions) {
       }
       if (!cached.key) return;
 
+      raw ??= await request.clone().text();
       const result = await verifyBitcoinAuthToken(request.headers.get("x-auth-token"), { requestPath: tokenPath, body: raw }, { replay: options.replay });
       // The signer must be the key the client registered, not merely any valid key.
       if (!result.ok || result.pubkey !== cached.key) {

@@ -2,26 +2,40 @@ import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
 import { asBool } from "../../lib/db.js";
+import type { Logger } from "../../lib/logger.js";
+import { ASSETS_PATH, assetRoutes } from "./assets.js";
 import { ConsentPage, ErrorPage, type IdentityChoice } from "./consent.js";
+import { keySignInOptions } from "./key-sign-in.js";
 import { signedOAuthQuery } from "./oauth-query.js";
+import { pageSecurityHeaders } from "./security-headers.js";
 import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
+import { socialErrorMessage } from "./social-sign-in.js";
+import type { SignInProvider } from "../../lib/social-providers.js";
 
 interface PageDeps {
   auth: Auth;
   db: Kysely<any>;
   authUrl: string;
+  /** Key sign-in's route name (SIGMA_SERVICE_NAME). @default "sigma" */
+  sigmaServiceName?: string;
+  logger?: Logger;
+  /** Social providers offered as "Continue with <Name>" (configured ones only). */
+  socialProviders?: readonly SignInProvider[];
 }
 
 const NO_STORE = { "cache-control": "no-store" };
 
 /**
  * Server-rendered pages: sign-in, sign-up, password reset, consent and the error page.
- * No client framework and no JavaScript: each form posts here and we replay it against
+ * No client framework; the one script is key sign-in's (key-sign-in.tsx, client/). Each form posts here and we replay it against
  * better-auth's own endpoints through `auth.handler`, so rate limits, origin checks and
  * the OAuth flow's hooks apply exactly as for an API client.
  */
-export function pageRoutes({ auth, db, authUrl }: PageDeps) {
+export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, socialProviders = [] }: PageDeps) {
   const app = new Hono();
+  app.use("*", pageSecurityHeaders());
+  app.route(ASSETS_PATH, assetRoutes());
+  const keySignIn = (c: Context) => keySignInOptions({ auth, basePath: BASE_PATH, serviceName: sigmaServiceName, logger }, c.req.raw.headers);
 
   /** Calls a better-auth endpoint on behalf of the browser, carrying its cookies and address. */
   async function callAuth(c: Context, path: string, body: Record<string, unknown>): Promise<Response> {
@@ -78,9 +92,12 @@ export function pageRoutes({ auth, db, authUrl }: PageDeps) {
   const html = (c: Context, node: unknown, status = 200) => c.html(`<!doctype html>${node}`, status as 200, NO_STORE);
   const withQuery = (path: string, query?: string) => (query ? `${path}?${query}` : path);
 
-  app.get("/sign-in", (c) => {
-    const q = signedOAuthQuery(new URL(c.req.url).searchParams);
-    return html(c, <SignInPage oauthQuery={q} signUpHref={withQuery("/sign-up", q)} />);
+  app.get("/sign-in", async (c) => {
+    const search = new URL(c.req.url).searchParams;
+    const q = signedOAuthQuery(search);
+    // A provider round trip that failed comes back here with better-auth's `error` code.
+    const error = socialErrorMessage(search.get("error"));
+    return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />);
   });
 
   app.post("/sign-in", async (c) => {
@@ -90,9 +107,37 @@ export function pageRoutes({ auth, db, authUrl }: PageDeps) {
     const upstream = await callAuth(c, "/sign-in/email", { email: f.email ?? "", password: f.password ?? "", rememberMe: true, ...(q ? { oauth_query: q } : {}) });
     if (!upstream.ok) {
       const error = upstream.status === 401 ? "That e-mail and password do not match an account." : await errorMessage(upstream, "Sign-in failed. Try again.");
-      return html(c, <SignInPage oauthQuery={q} email={f.email} error={error} signUpHref={withQuery("/sign-up", q)} />, upstream.status === 429 ? 429 : 400);
+      return html(c, <SignInPage oauthQuery={q} email={f.email} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />, upstream.status === 429 ? 429 : 400);
     }
     return redirectWith(upstream, await nextLocation(upstream, "/"));
+  });
+
+  /**
+   * "Continue with <Name>": better-auth's /sign-in/social answers the provider's authorization
+   * URL and sets the state cookie; we pass both to the browser. With `oauth_query` the pending
+   * authorization rides in the state and resumes at /api/auth/callback/<id>. Failures come back
+   * to this sign-in page (same signed query) with `?error=<code>`.
+   */
+  app.post("/sign-in/social", async (c) => {
+    if (!sameOrigin(c)) return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
+    const f = await form(c);
+    const q = f.oauth_query || undefined;
+    const provider = socialProviders.find((p) => p.id === f.provider);
+    if (!provider) return c.redirect(withQuery("/sign-in", q), 303);
+    const upstream = await callAuth(c, "/sign-in/social", {
+      provider: provider.id,
+      callbackURL: `${authUrl}/`,
+      errorCallbackURL: `${authUrl}${withQuery("/sign-in", q)}`,
+      ...(q ? { oauth_query: q } : {}),
+    });
+    const next = upstream.ok ? await nextLocation(upstream, "") : "";
+    if (!next) {
+      // better-auth's own messages here are for developers ("Provider not found"): say it plainly.
+      const unavailable = `Signing in with ${provider.name} is not available right now. Try again later.`;
+      const error = upstream.status === 429 ? await errorMessage(upstream, unavailable) : unavailable;
+      return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />, upstream.status === 429 ? 429 : 400);
+    }
+    return redirectWith(upstream, next);
   });
 
   app.get("/sign-up", (c) => {

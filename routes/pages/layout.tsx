@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
 
-const STYLE = `
+export const STYLE = `
 *{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f4;color:#1c1917}
 main{max-width:26rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 3px #0002}
 h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
@@ -8,6 +8,7 @@ input[type=email],input[type=password],input[type=text]{width:100%;padding:.6rem
 button{padding:.6rem 1.2rem;border:0;border-radius:8px;font:inherit;cursor:pointer;background:#1c1917;color:#fff;margin-top:1rem}
 button.secondary{background:#e7e5e4;color:#1c1917}.error{background:#fee2e2;color:#7f1d1d;padding:.6rem;border-radius:8px}
 .row{display:flex;gap:.75rem}fieldset{border:1px solid #d6d3d1;border-radius:8px;margin:1rem 0}label.choice{font-weight:400;display:flex;gap:.5rem;align-items:center}.muted{color:#57534e;font-size:.9rem}ul.scopes{padding-left:1.2rem}img.icon{width:48px;height:48px;border-radius:8px}
+section.key-sign-in{border-top:1px solid #d6d3d1;margin-top:1.5rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}select{width:100%;padding:.6rem;border:1px solid #a8a29e;border-radius:8px;font:inherit}
 `;
 
 export function Layout(props: { title: string; children: Child }) {

@@ -1,6 +1,9 @@
+import { KeySignInSection, type KeySignInOptions } from "./key-sign-in.js";
 import { ErrorNote, Layout } from "./layout.js";
+import { SocialSignIn } from "./social-sign-in.js";
+import type { SignInProvider } from "../../lib/social-providers.js";
 
-export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string }) {
+export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[] }) {
   return (
     <Layout title="Sign in">
       <h1>Sign in</h1>
@@ -13,9 +16,11 @@ export function SignInPage(props: { oauthQuery?: string; error?: string | null; 
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </form>
+      <SocialSignIn providers={props.socialProviders} oauthQuery={props.oauthQuery} />
       <p class="muted">
         No account? <a href={props.signUpHref}>Create one</a> · <a href="/forgot-password">Forgot your password?</a>
       </p>
+      {props.keySignIn ? <KeySignInSection {...props.keySignIn} oauthQuery={props.oauthQuery} /> : null}
     </Layout>
   );
 }

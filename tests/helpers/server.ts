@@ -26,12 +26,11 @@ async function freePort(): Promise<number> {
 export async function startTestServer(env: Record<string, string> = {}, options: StartOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), "idp-test-"));
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const config = loadEnv({
     NODE_ENV: "test",
     PORT: String(port),
     HOST: "127.0.0.1",
-    AUTH_URL: url,
+    AUTH_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dir,
     DATABASE_URL: process.env.TEST_DATABASE_URL || join(dir, "test.sqlite"),
     BETTER_AUTH_SECRET: "test-secret-test-secret-test-secret-0123456789",
@@ -42,6 +41,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...env,
   });
+  // A caller that must know the address in advance (to register it elsewhere) passes PORT and AUTH_URL.
+  const url = config.authUrl;
   const running = await start(config, options);
 
   /** JSON API call; sends Origin like a browser on our own origin would. */

@@ -1,0 +1,196 @@
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+
+/**
+ * Queries of the backup tables (plugins/backup/schema.ts). Each takes `db` first; lookups
+ * return `T | null`. Dates are written as ISO strings (SQLite keeps them as text, PostgreSQL
+ * parses them into timestamptz) and read back through `iso()`.
+ */
+
+/** The spec's "Backup record". */
+export interface BackupRecord {
+  bapId: string;
+  backup: string;
+  lastUpdated: string;
+  generation: number;
+}
+
+export interface BackupMeta {
+  bapId: string;
+  lastUpdated: string;
+  generation: number;
+}
+
+export interface BapIdentityRef {
+  bapId: string;
+  userId: string;
+  memberPubkey: string | null;
+}
+
+export interface RecoveryLink {
+  provider: string;
+  accountId: string;
+  bapId: string;
+  userId: string;
+  linkedAt: string;
+}
+
+const iso = (value: unknown): string => new Date(value as string | Date).toISOString();
+
+export async function findBackup(db: Kysely<any>, bapId: string): Promise<BackupRecord | null> {
+  const row = await db.selectFrom("bapBackup").select(["bapId", "backup", "lastUpdated", "generation"]).where("bapId", "=", bapId).executeTakeFirst();
+  return row ? { bapId: row.bapId, backup: row.backup, lastUpdated: iso(row.lastUpdated), generation: Number(row.generation) } : null;
+}
+
+/** The record without its (possibly megabytes of) ciphertext. */
+export async function findBackupMeta(db: Kysely<any>, bapId: string): Promise<BackupMeta | null> {
+  const row = await db.selectFrom("bapBackup").select(["bapId", "lastUpdated", "generation"]).where("bapId", "=", bapId).executeTakeFirst();
+  return row ? { bapId: row.bapId, lastUpdated: iso(row.lastUpdated), generation: Number(row.generation) } : null;
+}
+
+interface BackupWrite {
+  bapId: string;
+  userId: string;
+  backup: string;
+}
+
+/**
+ * POST /api/backup: insert with generation 1, or replace and add one to the generation.
+ * One `INSERT ... ON CONFLICT (bapId) DO UPDATE SET generation = generation + 1` statement:
+ * on PostgreSQL the conflicting row is locked for the update and a concurrent insert of the
+ * same bapId waits on the unique index and then updates; SQLite has a single writer. Either
+ * way concurrent writes serialise, so no update is lost and no generation number is skipped
+ * or repeated. The transaction makes the write all-or-nothing: a crash mid-write leaves the
+ * previous backup as it was.
+ */
+export async function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+  const now = new Date().toISOString();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto("bapBackup")
+      .values({ id: randomUUID(), bapId: input.bapId, userId: input.userId, backup: input.backup, generation: 1, lastUpdated: now, createdAt: now })
+      .onConflict((oc) =>
+        oc.column("bapId").doUpdateSet({
+          backup: sql.ref("excluded.backup"),
+          userId: sql.ref("excluded.userId"),
+          lastUpdated: sql.ref("excluded.lastUpdated"),
+          generation: sql`${sql.ref("bapBackup.generation")} + 1`,
+        }),
+      )
+      .returning("generation")
+      .executeTakeFirstOrThrow();
+    return Number(row.generation);
+  });
+}
+
+/**
+ * POST /api/backup/sync: the same upsert without touching `generation` (a new record starts
+ * at 0: it has never been written through POST /api/backup).
+ */
+export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+  const now = new Date().toISOString();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto("bapBackup")
+      .values({ id: randomUUID(), bapId: input.bapId, userId: input.userId, backup: input.backup, generation: 0, lastUpdated: now, createdAt: now })
+      .onConflict((oc) =>
+        oc.column("bapId").doUpdateSet({
+          backup: sql.ref("excluded.backup"),
+          userId: sql.ref("excluded.userId"),
+          lastUpdated: sql.ref("excluded.lastUpdated"),
+        }),
+      )
+      .returning("generation")
+      .executeTakeFirstOrThrow();
+    return Number(row.generation);
+  });
+}
+
+export async function findIdentity(db: Kysely<any>, bapId: string): Promise<BapIdentityRef | null> {
+  const row = await db.selectFrom("bapIdentity").select(["bapId", "userId", "memberPubkey"]).where("bapId", "=", bapId).executeTakeFirst();
+  return (row as BapIdentityRef | undefined) ?? null;
+}
+
+export async function findOwnedIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<BapIdentityRef | null> {
+  const row = await db.selectFrom("bapIdentity").select(["bapId", "userId", "memberPubkey"]).where("bapId", "=", bapId).where("userId", "=", userId).executeTakeFirst();
+  return (row as BapIdentityRef | undefined) ?? null;
+}
+
+/** The user's primary identity (the first registered when none is marked primary). */
+export async function findPrimaryIdentity(db: Kysely<any>, userId: string): Promise<BapIdentityRef | null> {
+  const row = await db
+    .selectFrom("bapIdentity")
+    .select(["bapId", "userId", "memberPubkey"])
+    .where("userId", "=", userId)
+    .orderBy("isPrimary", "desc")
+    .orderBy("createdAt", "asc")
+    .executeTakeFirst();
+  return (row as BapIdentityRef | undefined) ?? null;
+}
+
+/** An account whose key is `pubkey` (set by key sign-up), for identities with no registration record yet. */
+export async function findUserIdByPubkey(db: Kysely<any>, pubkey: string): Promise<string | null> {
+  const row = await db.selectFrom("user").select("id").where("pubkey", "=", pubkey).executeTakeFirst();
+  return (row?.id as string | undefined) ?? null;
+}
+
+/** Whether the user has signed in with `provider` as `accountId` (better-auth's `account` table). */
+export async function hasLinkedAccount(db: Kysely<any>, userId: string, provider: string, accountId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("account")
+    .select("id")
+    .where("userId", "=", userId)
+    .where("providerId", "=", provider)
+    .where("accountId", "=", accountId)
+    .executeTakeFirst();
+  return Boolean(row);
+}
+
+const providerAccountKey = (provider: string, accountId: string) => `${provider}|${accountId}`;
+
+const toLink = (row: Record<string, unknown>): RecoveryLink => ({
+  provider: String(row.provider),
+  accountId: String(row.accountId),
+  bapId: String(row.bapId),
+  userId: String(row.userId),
+  linkedAt: iso(row.createdAt),
+});
+
+export async function findRecoveryLink(db: Kysely<any>, provider: string, accountId: string): Promise<RecoveryLink | null> {
+  const row = await db
+    .selectFrom("backupRecoveryLink")
+    .select(["provider", "accountId", "bapId", "userId", "createdAt"])
+    .where("providerAccount", "=", providerAccountKey(provider, accountId))
+    .executeTakeFirst();
+  return row ? toLink(row) : null;
+}
+
+export async function listRecoveryLinks(db: Kysely<any>, bapId: string): Promise<RecoveryLink[]> {
+  const rows = await db
+    .selectFrom("backupRecoveryLink")
+    .select(["provider", "accountId", "bapId", "userId", "createdAt"])
+    .where("bapId", "=", bapId)
+    .orderBy("createdAt", "asc")
+    .execute();
+  return rows.map(toLink);
+}
+
+/**
+ * Records `provider|accountId -> bapId` unless that provider account already has a mapping.
+ * `ON CONFLICT DO NOTHING` on the unique key, then a read: two racing links to different
+ * identities cannot both win. Returns the mapping now stored, whoever wrote it.
+ */
+export async function linkRecoveryAccount(
+  db: Kysely<any>,
+  input: { provider: string; accountId: string; bapId: string; userId: string },
+): Promise<RecoveryLink> {
+  const key = providerAccountKey(input.provider, input.accountId);
+  await db
+    .insertInto("backupRecoveryLink")
+    .values({ id: randomUUID(), providerAccount: key, ...input, createdAt: new Date().toISOString() })
+    .onConflict((oc) => oc.column("providerAccount").doNothing())
+    .execute();
+  const stored = await findRecoveryLink(db, input.provider, input.accountId);
+  if (!stored) throw new Error("recovery link vanished after insert");
+  return stored;
+}

@@ -1,0 +1,52 @@
+import { getOAuthProviderApi } from "@better-auth/oauth-provider";
+import type { BetterAuthPlugin } from "better-auth";
+import { createAuthEndpoint } from "better-auth/api";
+import * as v from "valibot";
+
+/** Who an active OAuth access token speaks for. */
+export interface OAuthBearer {
+  userId: string;
+  clientId: string | null;
+  /** The BAP identity selected at authorization (consent / token `referenceId`), if any. */
+  referenceId: string | null;
+  scopes: string[];
+}
+
+const VerifyBody = v.object({ token: v.pipe(v.string(), v.minLength(1), v.maxLength(8192)) });
+
+/**
+ * The OAuth access-token check for our own resource routes (/api/backup ...), done by
+ * oauth-provider itself (`requireActiveAccessToken`: signature or stored hash, expiry,
+ * revocation, client still enabled, session still alive). Server-only: callable as
+ * `auth.api.verifyOAuthAccessToken`, never routed over HTTP. Spec, Authentication rule 1:
+ * an access token is not a session; routes decide whether they take one.
+ */
+export function oauthBearer() {
+  return {
+    id: "oauth-bearer",
+    endpoints: {
+      verifyOAuthAccessToken: createAuthEndpoint.serverOnly({ method: "POST", body: VerifyBody }, async (ctx): Promise<OAuthBearer | null> => {
+        const provider = ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] } | null;
+        if (!provider) return null;
+        const api = getOAuthProviderApi(ctx as unknown as Parameters<typeof getOAuthProviderApi>[0], provider.options);
+        let payload: Record<string, unknown>;
+        try {
+          payload = await api.requireActiveAccessToken(ctx.body.token);
+        } catch {
+          return null;
+        }
+        // A client_credentials token has no user: it cannot act for an identity.
+        if (typeof payload.sub !== "string" || !payload.sub) return null;
+        // Opaque tokens keep the selected identity on their stored row; JWT access tokens carry it as `bap_id`.
+        const row = await ctx.context.adapter.findOne<{ referenceId?: string | null }>({
+          model: "oauthAccessToken",
+          where: [{ field: "token", value: await api.hashToken(ctx.body.token, "access_token") }],
+        });
+        const referenceId = row?.referenceId ?? (typeof payload.bap_id === "string" ? payload.bap_id : null);
+        const clientId = typeof payload.client_id === "string" ? payload.client_id : null;
+        const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
+        return { userId: payload.sub, clientId, referenceId: referenceId || null, scopes };
+      }),
+    },
+  } satisfies BetterAuthPlugin;
+}

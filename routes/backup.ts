@@ -1,0 +1,288 @@
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Kysely } from "kysely";
+import * as v from "valibot";
+import { CLIENT_IP_HEADER, type Auth } from "../auth.config.js";
+import { findOAuthBearer, bearerTokenOf } from "../lib/access-token.js";
+import { BAP_ID_PATTERN, bapIdOfMemberKey } from "../lib/bap.js";
+import { verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
+import { ProblemError, problems } from "../lib/errors.js";
+import type { WindowLimiter } from "../lib/rate-limit.js";
+import { problemResponse } from "../lib/respond.js";
+import { findSession } from "../lib/session.js";
+import { check, readJson } from "../lib/validate.js";
+import { BACKUP_ERROR_CODES as CODES } from "../plugins/backup/error-codes.js";
+import * as store from "../plugins/backup/store.js";
+
+/**
+ * Encrypted identity backups (spec, "Backup" and the per-route authentication table).
+ * The server stores ciphertext and never decrypts it; nothing here logs a backup or a token.
+ * There is no DELETE route.
+ */
+export interface BackupRouteDeps {
+  auth: Auth;
+  db: Kysely<any>;
+  /** Single-use record of Bitcoin-Auth tokens (Redis when configured). */
+  replay: ReplayCache;
+  /** 20 requests per minute per client IP on /sync; null turns the limit off. */
+  syncLimiter: WindowLimiter | null;
+  /** Largest `encryptedBackup` accepted, in bytes (characters: the ciphertext is base64). */
+  maxBackupBytes: number;
+}
+
+/** The public paths clients sign: the mount is part of what a Bitcoin-Auth token names. */
+export const BACKUP_PATH = "/api/backup";
+export const SYNC_PATH = `${BACKUP_PATH}/sync`;
+/** Room for the JSON around the ciphertext. */
+const ENVELOPE_BYTES = 16 * 1024;
+const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+
+const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
+// bitcoin-backup ciphertext is base64 (salt | iv | AES-GCM data). Refusing anything else keeps
+// a client that forgot to encrypt (JSON with a WIF in it) from storing its keys here.
+const Ciphertext = v.pipe(v.string(), v.minLength(16, "is too short to be ciphertext"), v.regex(/^[A-Za-z0-9+/_-]+={0,2}$/, "must be base64 ciphertext"));
+const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, "must be a provider id"), v.notValue("credential", "must be a social provider"));
+const AccountId = v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"));
+
+const BackupQuery = v.object({
+  bapId: v.optional(BapId),
+  oauthId: v.optional(v.pipe(v.string(), v.regex(/^[^|]{1,64}\|.{1,255}$/s, "must be provider|accountId"))),
+});
+const PostBackupBody = v.object({ encryptedBackup: Ciphertext, bapId: v.optional(BapId) });
+const LinkOAuthBody = v.object({ provider: Provider, providerAccountId: AccountId });
+const SyncQuery = v.object({ bapId: BapId });
+const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
+
+/** Who is calling, and which identity the credential itself names (an OAuth token's referenceId). */
+interface Caller {
+  userId: string;
+  referenceId: string | null;
+  via: "session" | "oauth";
+}
+
+const unauthorized = (detail: string, scheme = 'Bearer realm="backup"') => new ProblemError(401, detail, { headers: { "www-authenticate": scheme } });
+const invalidBitcoinAuth = () => new ProblemError(401, "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request.", { code: CODES.INVALID_AUTH_TOKEN, headers: { "www-authenticate": "Bitcoin-Auth" } });
+const notOwned = (detail = "That BAP identity is not yours.") => new ProblemError(403, detail, { code: CODES.IDENTITY_NOT_OWNED });
+const noBackup = () => new ProblemError(404, "No backup is stored for this identity.", { code: CODES.BACKUP_NOT_FOUND });
+const noIdentity = () => new ProblemError(404, "This account has no BAP identity to hold a backup.", { code: CODES.NO_BAP_IDENTITY });
+
+/** One value per query key: a repeated key is ambiguous, so it is refused. */
+function queryOf(c: Context): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (values.length > 1) throw problems.badRequest(`The query names ${key} more than once.`, [{ pointer: `/${key}`, reason: "must appear once" }]);
+    out[key] = values[0]!;
+  }
+  return out;
+}
+
+/** Parses a JSON body, answering 413 (not 400) when the ciphertext alone is over the limit. */
+async function readBackupBody<const S extends v.GenericSchema>(c: Context, schema: S, maxBackupBytes: number) {
+  const { value: json, raw } = await readJson(c, v.unknown(), maxBackupBytes + ENVELOPE_BYTES);
+  const ciphertext = (json as { encryptedBackup?: unknown } | null)?.encryptedBackup;
+  if (typeof ciphertext === "string" && ciphertext.length > maxBackupBytes) throw problems.tooLarge(`encryptedBackup is over the ${maxBackupBytes}-byte limit.`);
+  return { raw, body: check(schema, json) };
+}
+
+export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: BackupRouteDeps) {
+  async function sessionCaller(headers: Headers): Promise<Caller | null> {
+    const session = await findSession(auth, headers);
+    return session ? { userId: session.user.id, referenceId: null, via: "session" } : null;
+  }
+
+  async function oauthCaller(headers: Headers): Promise<Caller | null> {
+    const bearer = await findOAuthBearer(auth, headers);
+    return bearer ? { userId: bearer.userId, referenceId: bearer.referenceId, via: "oauth" } : null;
+  }
+
+  /** "supported OAuth access token or session": an OAuth bearer first, else better-auth's session (cookie or session-token bearer). */
+  async function requireTokenOrSession(headers: Headers): Promise<Caller> {
+    const caller = (bearerTokenOf(headers) ? await oauthCaller(headers) : null) ?? (await sessionCaller(headers));
+    if (!caller) throw unauthorized("Send an OAuth access token or a session.");
+    return caller;
+  }
+
+  /**
+   * The identity a caller's writes and status speak for: the one an OAuth token was issued
+   * for (its referenceId), else the account's primary identity. A referenceId the user no
+   * longer owns is refused, never silently redirected to another identity.
+   */
+  async function identityOf(caller: Caller): Promise<store.BapIdentityRef | null> {
+    if (caller.referenceId) {
+      const selected = await store.findOwnedIdentity(db, caller.userId, caller.referenceId);
+      if (!selected) throw notOwned("The identity this token was issued for is no longer registered to the account.");
+      return selected;
+    }
+    return store.findPrimaryIdentity(db, caller.userId);
+  }
+
+  /** The member key is the key at the identity's root path: its address derives the bapId. */
+  function isMemberKeyOf(identity: store.BapIdentityRef | null, bapId: string, pubkey: string): boolean {
+    return bapIdOfMemberKey(pubkey) === bapId || (identity?.memberPubkey != null && identity.memberPubkey === pubkey);
+  }
+
+  async function verifiedSigner(token: string | null | undefined, requestPath: string, body?: string): Promise<string> {
+    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, { replay });
+    if (!result.ok) throw invalidBitcoinAuth();
+    return result.pubkey;
+  }
+
+  function found(record: store.BackupRecord | null) {
+    if (!record) throw noBackup();
+    return { bapId: record.bapId, backup: record.backup, lastUpdated: record.lastUpdated, generation: record.generation };
+  }
+
+  const app = new Hono();
+  app.use(bodyLimit({ maxSize: maxBackupBytes + ENVELOPE_BYTES, onError: () => problemResponse(problems.tooLarge(`The backup is over the ${maxBackupBytes}-byte limit.`)) }));
+
+  // GET /api/backup[?bapId | ?oauthId=provider|accountId]
+  app.get("/", async (c) => {
+    const query = check(BackupQuery, queryOf(c), "query");
+    const headers = c.req.raw.headers;
+    if (query.bapId && query.oauthId) throw problems.badRequest("Name either bapId or oauthId, not both.");
+
+    if (query.oauthId) {
+      // Only the session that owns the linked provider account AND the identity it maps to.
+      const session = await sessionCaller(headers);
+      if (!session) throw unauthorized("Sign in first.");
+      const bar = query.oauthId.indexOf("|");
+      const provider = query.oauthId.slice(0, bar);
+      const accountId = query.oauthId.slice(bar + 1);
+      if (!(await store.hasLinkedAccount(db, session.userId, provider, accountId))) {
+        throw problems.forbidden("That provider account is not linked to your account.", CODES.ACCOUNT_NOT_LINKED);
+      }
+      const link = await store.findRecoveryLink(db, provider, accountId);
+      if (!link) throw new ProblemError(404, "No backup is mapped to that provider account.", { code: CODES.BACKUP_NOT_FOUND });
+      if (!(await store.findOwnedIdentity(db, session.userId, link.bapId))) throw notOwned("The identity mapped to that provider account is not yours.");
+      return c.json(found(await store.findBackup(db, link.bapId)), 200, NO_STORE);
+    }
+
+    if (query.bapId) {
+      // An owning session, or a Bitcoin-Auth token (x-auth-token) by the identity's member key
+      // over the exact path with its query.
+      const bapId = query.bapId;
+      const session = await sessionCaller(headers);
+      if (session && (await store.findOwnedIdentity(db, session.userId, bapId))) {
+        return c.json(found(await store.findBackup(db, bapId)), 200, NO_STORE);
+      }
+      const token = c.req.header("x-auth-token");
+      if (!token) {
+        if (session) throw notOwned();
+        throw unauthorized("Sign in, or sign the request with the identity's member key (x-auth-token).", "Bitcoin-Auth");
+      }
+      const url = new URL(c.req.url);
+      const signer = await verifiedSigner(token, url.pathname + url.search);
+      if (!isMemberKeyOf(await store.findIdentity(db, bapId), bapId, signer)) throw notOwned("The token is not signed by this identity's member key.");
+      return c.json(found(await store.findBackup(db, bapId)), 200, NO_STORE);
+    }
+
+    const session = await sessionCaller(headers);
+    if (!session) throw unauthorized("Sign in first.");
+    const identity = await store.findPrimaryIdentity(db, session.userId);
+    if (!identity) throw noIdentity();
+    return c.json(found(await store.findBackup(db, identity.bapId)), 200, NO_STORE);
+  });
+
+  // POST /api/backup {encryptedBackup}: the credential decides the identity; generation + 1.
+  app.post("/", async (c) => {
+    const caller = await requireTokenOrSession(c.req.raw.headers);
+    const { body } = await readBackupBody(c, PostBackupBody, maxBackupBytes);
+    let identity = await identityOf(caller);
+    // A body bapId never moves a backup to an identity the caller does not own. A session
+    // may pick among its own identities; an OAuth token is bound to the one it was issued for.
+    if (body.bapId && body.bapId !== identity?.bapId) {
+      const owned = caller.via === "session" ? await store.findOwnedIdentity(db, caller.userId, body.bapId) : null;
+      if (!owned) throw notOwned(caller.via === "oauth" ? "This token may only write its own identity's backup." : undefined);
+      identity = owned;
+    }
+    if (!identity) throw noIdentity();
+    const generation = await store.storeBackup(db, { bapId: identity.bapId, userId: caller.userId, backup: body.encryptedBackup });
+    return c.json({ success: true, bapId: identity.bapId, generation, message: "Backup stored." }, 200, NO_STORE);
+  });
+
+  // GET /api/backup/status
+  app.get("/status", async (c) => {
+    const caller = await requireTokenOrSession(c.req.raw.headers);
+    const identity = await identityOf(caller);
+    const meta = identity ? await store.findBackupMeta(db, identity.bapId) : null;
+    const links = identity ? await store.listRecoveryLinks(db, identity.bapId) : [];
+    return c.json(
+      {
+        hasBackup: Boolean(meta),
+        updatedAt: meta?.lastUpdated ?? null,
+        userId: caller.userId,
+        bapId: identity?.bapId ?? null,
+        generation: meta?.generation ?? null,
+        linkedOAuthAccounts: links.map((l) => ({ provider: l.provider, accountId: l.accountId, linkedAt: l.linkedAt })),
+      },
+      200,
+      NO_STORE,
+    );
+  });
+
+  // POST /api/backup/link-oauth {provider, providerAccountId}: OAuth bearer only (a cookie is not enough).
+  app.post("/link-oauth", async (c) => {
+    const caller = await oauthCaller(c.req.raw.headers);
+    if (!caller) throw unauthorized("This route takes an OAuth access token (Authorization: Bearer); a session is not enough.");
+    const { value: body } = await readJson(c, LinkOAuthBody);
+    if (!(await store.hasLinkedAccount(db, caller.userId, body.provider, body.providerAccountId))) {
+      throw problems.forbidden("Sign in with that provider account first: it is not linked to your account.", CODES.ACCOUNT_NOT_LINKED);
+    }
+    const identity = await identityOf(caller);
+    if (!identity) throw noIdentity();
+    const link = await store.linkRecoveryAccount(db, { provider: body.provider, accountId: body.providerAccountId, bapId: identity.bapId, userId: caller.userId });
+    if (link.bapId !== identity.bapId) throw problems.conflict("That provider account already recovers another identity.", CODES.OAUTH_ALREADY_LINKED);
+    return c.json({ success: true, bapId: link.bapId, provider: link.provider, accountId: link.accountId, linkedAt: link.linkedAt }, 200, NO_STORE);
+  });
+
+  // /api/backup/sync: `Authorization: Bitcoin-Auth <token>` by the identity's member key over
+  // the path /api/backup/sync (no query); POST binds the exact body too. 20/min per IP.
+  app.use("/sync", async (c, next) => {
+    if (syncLimiter) {
+      const { allowed, retryAfter } = await syncLimiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
+      if (!allowed) throw problems.tooManyRequests(retryAfter);
+    }
+    await next();
+  });
+
+  const syncToken = (c: Context) => /^Bitcoin-Auth +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? null;
+
+  /**
+   * The account a signer may sync `bapId` for: the registered profile's owner when the signer
+   * is its member key, else an account whose own key is the identity's member key. Spec,
+   * Errors 7: 404 when neither exists.
+   */
+  async function syncOwner(bapId: string, signer: string): Promise<string> {
+    const identity = await store.findIdentity(db, bapId);
+    if (identity) {
+      if (!isMemberKeyOf(identity, bapId, signer)) throw notOwned("The token is not signed by this identity's member key.");
+      return identity.userId;
+    }
+    const userId = bapIdOfMemberKey(signer) === bapId ? await store.findUserIdByPubkey(db, signer) : null;
+    if (!userId) throw new ProblemError(404, "No registered profile or account matches this identity.", { code: CODES.PROFILE_NOT_FOUND });
+    return userId;
+  }
+
+  app.get("/sync", async (c) => {
+    const signer = await verifiedSigner(syncToken(c), SYNC_PATH);
+    const { bapId } = check(SyncQuery, queryOf(c), "query");
+    await syncOwner(bapId, signer);
+    return c.json(found(await store.findBackup(db, bapId)), 200, NO_STORE);
+  });
+
+  app.post("/sync", async (c) => {
+    const token = syncToken(c);
+    if (!token) throw invalidBitcoinAuth();
+    const { raw, body } = await readBackupBody(c, SyncBody, maxBackupBytes);
+    const signer = await verifiedSigner(token, SYNC_PATH, raw);
+    const userId = await syncOwner(body.bapId, signer);
+    const generation = await store.syncBackup(db, { bapId: body.bapId, userId, backup: body.encryptedBackup });
+    return c.json({ success: true, bapId: body.bapId, generation, message: "Backup synced." }, 200, NO_STORE);
+  });
+
+  // Spec: no public backup DELETE (or any other method) exists.
+  for (const [path, allow] of [["/", "GET, POST"], ["/status", "GET"], ["/link-oauth", "POST"], ["/sync", "GET, POST"]] as const) {
+    app.all(path, () => problemResponse(new ProblemError(405, "This method is not offered here.", { headers: { allow } })));
+  }
+  return app;
+}

@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlib, gzip } from "node:zlib";
+import { Hono } from "hono";
+
+/**
+ * The pages' browser code, bundled with esbuild into memory the first time a page needs it
+ * (no build step, no artefacts on disk, no CDN) and served from /assets/<name>.<hash>.js.
+ * The content hash in the URL lets browsers keep it for a year; the ETag answers revalidation.
+ */
+export interface BrowserAsset {
+  /** URL path, with the content hash: /assets/key-sign-in.<hash>.js */
+  path: string;
+  etag: string;
+  body: Uint8Array<ArrayBuffer>;
+  gzip: Uint8Array<ArrayBuffer>;
+  br: Uint8Array<ArrayBuffer>;
+}
+
+export const ASSETS_PATH = "/assets";
+const KEY_SIGN_IN_ENTRY = fileURLToPath(new URL("./client/key-sign-in.ts", import.meta.url));
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+let keySignIn: Promise<BrowserAsset> | undefined;
+
+/** The key sign-in script, built once per process; a failed build is retried on the next call. */
+export function keySignInScript(): Promise<BrowserAsset> {
+  keySignIn ??= bundle("key-sign-in", KEY_SIGN_IN_ENTRY).catch((err: unknown) => {
+    keySignIn = undefined;
+    throw err;
+  });
+  return keySignIn;
+}
+
+async function bundle(name: string, entry: string): Promise<BrowserAsset> {
+  // Loaded only when a page first needs it: a server that never renders one never starts esbuild.
+  const { build } = await import("esbuild");
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: ["es2020"],
+    minify: true,
+    legalComments: "eof",
+    charset: "utf8",
+    logLevel: "silent",
+  });
+  const output = result.outputFiles[0];
+  if (!output) throw new Error(`esbuild produced no output for ${name}`);
+  const body = new Uint8Array(output.contents);
+  const digest = createHash("sha256").update(body).digest();
+  const [gz, br] = await Promise.all([
+    promisify(gzip)(body, { level: 9 }),
+    promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  ]);
+  return {
+    path: `${ASSETS_PATH}/${name}.${digest.subarray(0, 8).toString("hex")}.js`,
+    etag: `"${digest.toString("base64url")}"`,
+    body,
+    gzip: new Uint8Array(gz),
+    br: new Uint8Array(br),
+  };
+}
+
+/** RFC 9110 §12.5.3: is `coding` acceptable (listed, or by `*`) with a q-value above zero? */
+function accepts(header: string | undefined, coding: string): boolean {
+  let wildcard = false;
+  for (const part of (header ?? "").toLowerCase().split(",")) {
+    const [name, ...params] = part.trim().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const ok = !q || Number(q.slice(2)) > 0;
+    if (name === coding) return ok;
+    if (name === "*") wildcard = ok;
+  }
+  return wildcard;
+}
+
+/** GET /assets/<name>.<hash>.js: only the current build's URL exists; anything else is a 404. */
+export function assetRoutes() {
+  const app = new Hono();
+  app.get("/:file", async (c, next) => {
+    const asset = await keySignInScript();
+    if (c.req.path !== asset.path) return next();
+    const headers: Record<string, string> = {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": IMMUTABLE,
+      etag: asset.etag,
+      vary: "accept-encoding",
+      "x-content-type-options": "nosniff",
+      "cross-origin-resource-policy": "same-origin",
+    };
+    const match = c.req.header("if-none-match");
+    if (match && match.split(",").some((tag) => tag.trim().replace(/^W\//, "") === asset.etag)) return c.body(null, 304, headers);
+    const encoding = c.req.header("accept-encoding");
+    if (accepts(encoding, "br")) return c.body(asset.br, 200, { ...headers, "content-encoding": "br" });
+    if (accepts(encoding, "gzip")) return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    return c.body(asset.body, 200, headers);
+  });
+  return app;
+}
