@@ -11,6 +11,7 @@ import type { Logger } from "./lib/logger.js";
 import { asOAuthError, problemResponse, renderError } from "./lib/respond.js";
 import { memoryWindowLimiter, redisWindowLimiter } from "./lib/rate-limit.js";
 import { signInProviders } from "./lib/social-providers.js";
+import { agentRoutes } from "./routes/agents.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
 import { jwksRoute } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
@@ -50,6 +51,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
 
   app.use(`${BASE_PATH}/*`, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
+  app.route("/api/agents", agentRoutes({ auth, db, dbType: config.database.kind, authUrl }));
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
@@ -79,8 +81,8 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social) }));
-  app.get("/", (c) => c.redirect("/sign-in"));
+  // The pages answer / too: the account page for a signed-in person, else /sign-in.
+  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), dbType: config.database.kind }));
 
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
   app.onError(renderError(logger));

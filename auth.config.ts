@@ -1,7 +1,7 @@
 import { passkey } from "@better-auth/passkey";
-import { oauthDeviceAuthorization, oauthProvider } from "@better-auth/oauth-provider";
+import { oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
-import { admin, bearer, genericOAuth, jwt, organization, twoFactor } from "better-auth/plugins";
+import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
 import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import { createDb, type Database } from "./lib/db.js";
@@ -12,6 +12,8 @@ import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountSurface } from "./plugins/account-surface/index.js";
+import { organizations } from "./plugins/organizations/index.js";
+import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { bapClaims, findSelectedBapIdentity } from "./plugins/identity/claims.js";
 import { identity } from "./plugins/identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
@@ -20,6 +22,8 @@ import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { sigma } from "./plugins/sigma/index.js";
 import { social } from "./plugins/social/index.js";
 import { backup } from "./plugins/backup/index.js";
+import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
+import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 
 export interface AuthDeps {
@@ -112,8 +116,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       useSecureCookies: config.authUrl.startsWith("https://"),
     },
     // The jwt plugin's session-JWT route is not part of our surface: sessions are cookies or bearer.
-    // The device grant's table is migrated now; its routes open with the device page (issue 4).
-    disabledPaths: ["/token", "/device/code", "/device/token", "/device", "/device/approve", "/device/deny"],
+    // The device grant is redeemed at /oauth2/token (RFC 8628 §3.4), never for a first-party session at /device/token.
+    disabledPaths: ["/token", "/device/token"],
     onAPIError: { errorURL: url("/error") },
     logger: {
       level: config.logLevel === "silent" ? "error" : config.logLevel,
@@ -136,6 +140,11 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         // Keys read from the database at most every 30 s, not per JWKS request or signature (lib/jwks-cache.ts).
         adapter: jwksCache().adapter,
       }),
+      // Before oauthProvider: its after-hook resumes a pending authorization for any response that
+      // sets a session cookie. Running two-factor's first takes that cookie back while the second
+      // factor is pending, so no authorization code is minted for a half-finished sign-in; the flow
+      // resumes when /two-factor/verify-* sets the real session (routes/pages/two-factor-sign-in.tsx).
+      twoFactor({ issuer: new URL(config.authUrl).host }),
       oauthProvider({
         loginPage: "/sign-in",
         consentPage: "/consent",
@@ -172,7 +181,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
         extensions: [{ claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } }],
       }),
-      oauthDeviceAuthorization({ verificationUri: url("/device") }),
+      // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
+      deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeRateLimit: config.device.userCodeRateLimit }),
       oauthConformance(),
       memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
       sigma({ replay, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
@@ -183,9 +193,21 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       backup(),
       registrationPolicy({ development: config.env !== "production" }),
       admin(),
-      organization(),
-      twoFactor({ issuer: new URL(config.authUrl).host }),
+      organizations({ send, invitationUrl: (id) => url(`/invitations/${encodeURIComponent(id)}`) }),
+      // WebAuthn: the RP ID is AUTH_URL's host name and the only origin accepted is AUTH_URL itself
+      // (an IP-address host cannot be an RP ID; lib/env.ts warns). passkeyRules keeps the last way in.
       passkey({ rpID: new URL(config.authUrl).hostname, rpName: "Identity", origin: config.authUrl }),
+      passkeyRules(),
+      // Agent Auth Protocol: hosts, agents, capability grants; approvals on our /agents/approve page.
+      agents({
+        db: database.db,
+        backupMaxBytes: config.backupMaxBytes,
+        approvalPage: url("/agents/approve"),
+        dynamicHosts: config.agents.dynamicHosts,
+        sharedStorage: Boolean(redis),
+        trustProxy: config.trustProxy,
+        logger,
+      }),
     ],
   } satisfies BetterAuthOptions;
 }
@@ -201,7 +223,9 @@ async function profileClaims(database: Database, user: { id: string; pubkey?: un
 }
 
 export function createAuth(deps: AuthDeps) {
-  return betterAuth(buildOptions(deps));
+  const options = buildOptions(deps);
+  assertUniqueEndpointKeys(options.plugins);
+  return betterAuth(options);
 }
 
 export type Auth = ReturnType<typeof createAuth>;

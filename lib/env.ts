@@ -44,6 +44,10 @@ const EnvSchema = v.object({
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
+  DEVICE_CODE_TTL: Seconds(600),
+  DEVICE_POLL_INTERVAL: Seconds(5),
+  DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
+  AGENT_DYNAMIC_HOSTS: Bool,
 });
 
 export type DatabaseTarget =
@@ -73,6 +77,10 @@ export interface Config {
   readonly sigmaServiceName: string;
   /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
   readonly backupMaxBytes: number;
+  /** RFC 8628 device grant: code lifetime and minimum polling interval (s), user-code checks per IP per minute. */
+  readonly device: { readonly codeTtl: number; readonly pollInterval: number; readonly userCodeRateLimit: number };
+  /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
+  readonly agents: { readonly dynamicHosts: boolean };
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
@@ -128,6 +136,11 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
         "Never run like this in production.",
     );
   }
+  // The passkey RP ID is AUTH_URL's host name, and browsers refuse WebAuthn for an IP-address RP ID
+  // (Chromium: "This is an invalid domain"), so passkeys need a domain name.
+  if (/^\[|^\d+\.\d+\.\d+\.\d+$/.test(url.hostname)) {
+    warnings.push(`AUTH_URL's host ${url.hostname} is an IP address: browsers refuse passkeys there. Use a domain name (http://localhost while developing).`);
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   return Object.freeze({
     env: e.NODE_ENV,
@@ -154,6 +167,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     rateLimitEnabled: e.RATE_LIMIT_ENABLED !== "false",
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
     backupMaxBytes: e.BACKUP_MAX_BYTES,
+    device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
+    agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     social: social.social,
     warnings: Object.freeze(warnings),
   });

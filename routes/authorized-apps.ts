@@ -13,36 +13,54 @@ export function authorizedAppsRoutes({ auth, db }: { auth: Auth; db: Kysely<any>
   return new Hono()
     .get("/", async (c) => {
       const { user } = await requireSession(auth, c.req.raw.headers);
-      const rows = await db
-        .selectFrom("oauthConsent as consent")
-        .innerJoin("oauthClient as client", "client.clientId", "consent.clientId")
-        .select(["consent.clientId", "consent.scopes", "consent.createdAt", "consent.updatedAt", "client.name", "client.uri", "client.icon"])
-        .where("consent.userId", "=", user.id)
-        .orderBy("consent.updatedAt", "desc")
-        .execute();
-      const apps = rows.map((r) => ({
-        clientId: r.clientId,
-        name: r.name ?? r.clientId,
-        uri: r.uri ?? null,
-        icon: r.icon ?? null,
-        scopes: parseScopes(r.scopes),
-        authorizedAt: new Date(r.createdAt).toISOString(),
-        updatedAt: new Date(r.updatedAt).toISOString(),
-      }));
-      return c.json({ apps }, 200, { "cache-control": "no-store" });
+      return c.json({ apps: await listAuthorizedApps(db, user.id) }, 200, { "cache-control": "no-store" });
     })
     .delete("/:clientId", async (c) => {
       const { user } = await requireSession(auth, c.req.raw.headers);
-      const clientId = c.req.param("clientId");
-      const removed = await db.transaction().execute(async (trx) => {
-        const consent = await trx.deleteFrom("oauthConsent").where("userId", "=", user.id).where("clientId", "=", clientId).executeTakeFirst();
-        await trx.deleteFrom("oauthAccessToken").where("userId", "=", user.id).where("clientId", "=", clientId).execute();
-        await trx.deleteFrom("oauthRefreshToken").where("userId", "=", user.id).where("clientId", "=", clientId).execute();
-        return Number(consent.numDeletedRows);
-      });
+      const removed = await revokeAuthorizedApp(db, user.id, c.req.param("clientId"));
       if (!removed) throw problems.notFound("You have not authorized that application.");
       return c.body(null, 204);
     });
+}
+
+export interface AuthorizedApp {
+  clientId: string;
+  name: string;
+  uri: string | null;
+  icon: string | null;
+  scopes: string[];
+  authorizedAt: string;
+  updatedAt: string;
+}
+
+/** The apps `userId` has consented to, most recently updated first (also read by the account page). */
+export async function listAuthorizedApps(db: Kysely<any>, userId: string): Promise<AuthorizedApp[]> {
+  const rows = await db
+    .selectFrom("oauthConsent as consent")
+    .innerJoin("oauthClient as client", "client.clientId", "consent.clientId")
+    .select(["consent.clientId", "consent.scopes", "consent.createdAt", "consent.updatedAt", "client.name", "client.uri", "client.icon"])
+    .where("consent.userId", "=", userId)
+    .orderBy("consent.updatedAt", "desc")
+    .execute();
+  return rows.map((r) => ({
+    clientId: r.clientId,
+    name: r.name ?? r.clientId,
+    uri: r.uri ?? null,
+    icon: r.icon ?? null,
+    scopes: parseScopes(r.scopes),
+    authorizedAt: new Date(r.createdAt).toISOString(),
+    updatedAt: new Date(r.updatedAt).toISOString(),
+  }));
+}
+
+/** Removes the consent and every token the app holds for `userId`, together; false when there was no consent. */
+export async function revokeAuthorizedApp(db: Kysely<any>, userId: string, clientId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const consent = await trx.deleteFrom("oauthConsent").where("userId", "=", userId).where("clientId", "=", clientId).executeTakeFirst();
+    await trx.deleteFrom("oauthAccessToken").where("userId", "=", userId).where("clientId", "=", clientId).execute();
+    await trx.deleteFrom("oauthRefreshToken").where("userId", "=", userId).where("clientId", "=", clientId).execute();
+    return Number(consent.numDeletedRows) > 0;
+  });
 }
 
 function parseScopes(raw: unknown): string[] {

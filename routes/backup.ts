@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { CLIENT_IP_HEADER, type Auth } from "../auth.config.js";
 import { findOAuthBearer, bearerTokenOf } from "../lib/access-token.js";
-import { BAP_ID_PATTERN, bapIdOfMemberKey } from "../lib/bap.js";
+import { bapIdOfMemberKey } from "../lib/bap.js";
 import { verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
 import { ProblemError, problems } from "../lib/errors.js";
 import type { WindowLimiter } from "../lib/rate-limit.js";
@@ -12,6 +12,7 @@ import { problemResponse } from "../lib/respond.js";
 import { findSession } from "../lib/session.js";
 import { check, readJson } from "../lib/validate.js";
 import { BACKUP_ERROR_CODES as CODES } from "../plugins/backup/error-codes.js";
+import { BapId, backupStatus, Ciphertext, identityOf, noIdentity, notOwned, pushBackup, PushBackupInput, type BackupCaller } from "../plugins/backup/service.js";
 import * as store from "../plugins/backup/store.js";
 
 /**
@@ -37,10 +38,6 @@ export const SYNC_PATH = `${BACKUP_PATH}/sync`;
 const ENVELOPE_BYTES = 16 * 1024;
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
-const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
-// bitcoin-backup ciphertext is base64 (salt | iv | AES-GCM data). Refusing anything else keeps
-// a client that forgot to encrypt (JSON with a WIF in it) from storing its keys here.
-const Ciphertext = v.pipe(v.string(), v.minLength(16, "is too short to be ciphertext"), v.regex(/^[A-Za-z0-9+/_-]+={0,2}$/, "must be base64 ciphertext"));
 const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, "must be a provider id"), v.notValue("credential", "must be a social provider"));
 const AccountId = v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"));
 
@@ -48,23 +45,17 @@ const BackupQuery = v.object({
   bapId: v.optional(BapId),
   oauthId: v.optional(v.pipe(v.string(), v.regex(/^[^|]{1,64}\|.{1,255}$/s, "must be provider|accountId"))),
 });
-const PostBackupBody = v.object({ encryptedBackup: Ciphertext, bapId: v.optional(BapId) });
+const PostBackupBody = PushBackupInput;
 const LinkOAuthBody = v.object({ provider: Provider, providerAccountId: AccountId });
 const SyncQuery = v.object({ bapId: BapId });
 const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
 
-/** Who is calling, and which identity the credential itself names (an OAuth token's referenceId). */
-interface Caller {
-  userId: string;
-  referenceId: string | null;
-  via: "session" | "oauth";
-}
+/** Who is calling (plugins/backup/service.ts): a session or an OAuth token here. */
+type Caller = BackupCaller;
 
 const unauthorized = (detail: string, scheme = 'Bearer realm="backup"') => new ProblemError(401, detail, { headers: { "www-authenticate": scheme } });
 const invalidBitcoinAuth = () => new ProblemError(401, "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request.", { code: CODES.INVALID_AUTH_TOKEN, headers: { "www-authenticate": "Bitcoin-Auth" } });
-const notOwned = (detail = "That BAP identity is not yours.") => new ProblemError(403, detail, { code: CODES.IDENTITY_NOT_OWNED });
 const noBackup = () => new ProblemError(404, "No backup is stored for this identity.", { code: CODES.BACKUP_NOT_FOUND });
-const noIdentity = () => new ProblemError(404, "This account has no BAP identity to hold a backup.", { code: CODES.NO_BAP_IDENTITY });
 
 /** One value per query key: a repeated key is ambiguous, so it is refused. */
 function queryOf(c: Context): Record<string, string> {
@@ -100,20 +91,6 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
     const caller = (bearerTokenOf(headers) ? await oauthCaller(headers) : null) ?? (await sessionCaller(headers));
     if (!caller) throw unauthorized("Send an OAuth access token or a session.");
     return caller;
-  }
-
-  /**
-   * The identity a caller's writes and status speak for: the one an OAuth token was issued
-   * for (its referenceId), else the account's primary identity. A referenceId the user no
-   * longer owns is refused, never silently redirected to another identity.
-   */
-  async function identityOf(caller: Caller): Promise<store.BapIdentityRef | null> {
-    if (caller.referenceId) {
-      const selected = await store.findOwnedIdentity(db, caller.userId, caller.referenceId);
-      if (!selected) throw notOwned("The identity this token was issued for is no longer registered to the account.");
-      return selected;
-    }
-    return store.findPrimaryIdentity(db, caller.userId);
   }
 
   /** The member key is the key at the identity's root path: its address derives the bapId. */
@@ -187,37 +164,13 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
   app.post("/", async (c) => {
     const caller = await requireTokenOrSession(c.req.raw.headers);
     const { body } = await readBackupBody(c, PostBackupBody, maxBackupBytes);
-    let identity = await identityOf(caller);
-    // A body bapId never moves a backup to an identity the caller does not own. A session
-    // may pick among its own identities; an OAuth token is bound to the one it was issued for.
-    if (body.bapId && body.bapId !== identity?.bapId) {
-      const owned = caller.via === "session" ? await store.findOwnedIdentity(db, caller.userId, body.bapId) : null;
-      if (!owned) throw notOwned(caller.via === "oauth" ? "This token may only write its own identity's backup." : undefined);
-      identity = owned;
-    }
-    if (!identity) throw noIdentity();
-    const generation = await store.storeBackup(db, { bapId: identity.bapId, userId: caller.userId, backup: body.encryptedBackup });
-    return c.json({ success: true, bapId: identity.bapId, generation, message: "Backup stored." }, 200, NO_STORE);
+    return c.json(await pushBackup(db, caller, body), 200, NO_STORE);
   });
 
   // GET /api/backup/status
   app.get("/status", async (c) => {
     const caller = await requireTokenOrSession(c.req.raw.headers);
-    const identity = await identityOf(caller);
-    const meta = identity ? await store.findBackupMeta(db, identity.bapId) : null;
-    const links = identity ? await store.listRecoveryLinks(db, identity.bapId) : [];
-    return c.json(
-      {
-        hasBackup: Boolean(meta),
-        updatedAt: meta?.lastUpdated ?? null,
-        userId: caller.userId,
-        bapId: identity?.bapId ?? null,
-        generation: meta?.generation ?? null,
-        linkedOAuthAccounts: links.map((l) => ({ provider: l.provider, accountId: l.accountId, linkedAt: l.linkedAt })),
-      },
-      200,
-      NO_STORE,
-    );
+    return c.json(await backupStatus(db, caller), 200, NO_STORE);
   });
 
   // POST /api/backup/link-oauth {provider, providerAccountId}: OAuth bearer only (a cookie is not enough).
@@ -228,7 +181,7 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
     if (!(await store.hasLinkedAccount(db, caller.userId, body.provider, body.providerAccountId))) {
       throw problems.forbidden("Sign in with that provider account first: it is not linked to your account.", CODES.ACCOUNT_NOT_LINKED);
     }
-    const identity = await identityOf(caller);
+    const identity = await identityOf(db, caller);
     if (!identity) throw noIdentity();
     const link = await store.linkRecoveryAccount(db, { provider: body.provider, accountId: body.providerAccountId, bapId: identity.bapId, userId: caller.userId });
     if (link.bapId !== identity.bapId) throw problems.conflict("That provider account already recovers another identity.", CODES.OAUTH_ALREADY_LINKED);

@@ -9,6 +9,7 @@ import { problems, ProblemError } from "../lib/errors.js";
 import { parseJsonOrNull } from "../lib/json.js";
 import { findSession, requireSession } from "../lib/session.js";
 import { readJson, readQuery } from "../lib/validate.js";
+import { listRegistrations, registrationRecord, type IdentityRow } from "../plugins/identity/registrations.js";
 
 /**
  * BAP profiles (spec "Profile" table): the user's registered identities, session-scoped
@@ -51,40 +52,6 @@ const ByBapIdOrPubkey = v.pipe(
   v.check((q) => Boolean(q.bapId) !== Boolean(q.pubkey), "give exactly one of bapId or pubkey"),
 );
 
-interface IdentityRow {
-  id: string;
-  userId: string;
-  bapId: string;
-  rootAddress: string;
-  currentAddress: string | null;
-  memberPubkey: string | null;
-  identity: string | null;
-  isPrimary: unknown;
-  name: string | null;
-  counter: number | null;
-  accountPubkey: string | null;
-  createdAt: unknown;
-  updatedAt: unknown;
-}
-
-
-/** The spec's registration record: id, identity_key, root_address, current_address, identity, is_primary, plus stored metadata. */
-function registrationRecord(row: IdentityRow) {
-  return {
-    id: row.id,
-    identity_key: row.bapId,
-    root_address: row.rootAddress,
-    current_address: row.currentAddress ?? row.rootAddress,
-    identity: parseJsonOrNull(row.identity),
-    is_primary: asBool(row.isPrimary),
-    name: row.name,
-    counter: row.counter,
-    member_pubkey: row.memberPubkey,
-    account_pubkey: row.accountPubkey,
-    created_at: asDate(row.createdAt).toISOString(),
-    updated_at: asDate(row.updatedAt).toISOString(),
-  };
-}
 /** What anyone may look up during login: no account link, no metadata. */
 function publicRecord(row: IdentityRow) {
   const { id, identity_key, root_address, current_address, identity } = registrationRecord(row);
@@ -117,8 +84,7 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
         return c.json({ bapIds: rows.map(publicRecord) }, 200, NO_STORE);
       }
       const { user } = await requireSession(auth, c.req.raw.headers);
-      const rows = (await identities().where("userId", "=", user.id).orderBy("isPrimary", "desc").orderBy("createdAt", "asc").execute()) as IdentityRow[];
-      return c.json({ bapIds: rows.map(registrationRecord) }, 200, NO_STORE);
+      return c.json({ bapIds: await listRegistrations(db, user.id) }, 200, NO_STORE);
     })
     .post("/bap-ids", async (c) => {
       const { user } = await requireSession(auth, c.req.raw.headers);

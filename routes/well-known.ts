@@ -9,15 +9,13 @@ import type { Auth } from "../auth.config.js";
 export function wellKnownRoutes(auth: Auth, issuer: string) {
   let openid: Promise<string> | undefined;
   let oauth: Promise<string> | undefined;
+  let agents: Promise<string> | undefined;
 
   const finish = (metadata: Record<string, unknown>) => {
     const out: Record<string, unknown> = { ...metadata, issuer };
     // Advertise only what works: PKCE S256 is the only method we accept.
     out.code_challenge_methods_supported = ["S256"];
     out.authorization_response_iss_parameter_supported = true;
-    // The device grant is not served yet (its routes are disabled): do not advertise it.
-    delete out.device_authorization_endpoint;
-    if (Array.isArray(out.grant_types_supported)) out.grant_types_supported = out.grant_types_supported.filter((g) => !String(g).includes("device_code"));
     return JSON.stringify(out);
   };
   const serve = (body: string) =>
@@ -33,5 +31,10 @@ export function wellKnownRoutes(auth: Auth, issuer: string) {
     .get("/oauth-authorization-server", async () => {
       oauth ??= auth.api.getOAuthServerConfig().then((m) => finish(m as unknown as Record<string, unknown>));
       return serve(await oauth);
+    })
+    // Agent Auth Protocol discovery (§6.1), at the root as the protocol expects; endpoints under /api/auth.
+    .get("/agent-configuration", async () => {
+      agents ??= auth.api.getAgentConfiguration().then((m) => JSON.stringify(m));
+      return serve(await agents);
     });
 }

@@ -56,6 +56,11 @@ async function serve(dir: string, port: number) {
     AUTO_MIGRATE: "true",
   });
   const running = await start(config);
+  process.stdout.write(JSON.stringify({ ready: url }) + "\n");
+  const stop = () => void running.close().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  if (arg("profiling") !== "true") return;
   // --cpu-prof: the parent asks for a V8 CPU profile around each measured run only.
   const { Session } = await import("node:inspector/promises");
   const { writeFileSync } = await import("node:fs");
@@ -72,10 +77,6 @@ async function serve(dir: string, port: number) {
     }
     process.send!({ profiled: msg.profile });
   });
-  process.stdout.write(JSON.stringify({ ready: url }) + "\n");
-  const stop = () => void running.close().then(() => process.exit(0));
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
 }
 
 // --- client side ----------------------------------------------------------------------
@@ -92,9 +93,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function spawnServer(dir: string): Promise<{ url: string; child: ChildProcess }> {
+async function spawnServer(dir: string, profiling: boolean): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", SELF, `--serve=${dir}`, `--port=${port}`], {
+  const args = ["--import", "tsx", SELF, `--serve=${dir}`, `--port=${port}`, ...(profiling ? ["--profiling"] : [])];
+  const child = spawn(process.execPath, args, {
     // Dependencies see a production process (better-auth, hono, kysely branch on it);
     // our own configuration is the explicit record above.
     env: { ...process.env, NODE_ENV: "production" },
@@ -344,8 +346,8 @@ async function main() {
   const only = arg("only")?.split(",");
   const asJson = arg("json") === "true";
   const dir = mkdtempSync(join(tmpdir(), "idp-bench-"));
-  const { url, child } = await spawnServer(dir);
   const profileDir = arg("cpu-prof");
+  const { url, child } = await spawnServer(dir, Boolean(profileDir));
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const profile = (what: "start" | "stop", file?: string) =>
     new Promise<void>((ok) => {
@@ -387,7 +389,7 @@ async function main() {
       rows.push(row);
       if (!asJson) process.stderr.write(`  ${s.name}: ${row.rps} req/s\n`);
       if (!row.valid) {
-        const codes = Object.entries((r as any).statusCodeStats ?? {}).map(([code, v]) => `${code}x${(v as any).count}`).join(" ");
+        const codes = Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => `${code}x${v.count}`).join(" ");
         process.stderr.write(`  ${s.name}: INVALID run; status codes ${codes}; first bad body: ${firstBad.get(s.name) ?? "-"}\n`);
       }
     }

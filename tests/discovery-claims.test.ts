@@ -28,8 +28,8 @@ describe("discovery", () => {
       expect(m.code_challenge_methods_supported).toEqual(["S256"]);
       expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access"]);
       expect(m.response_types_supported).toEqual(["code"]);
-      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token"]);
-      expect(m.device_authorization_endpoint).toBeUndefined();
+      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
+      expect(m.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
       expect(m.authorization_response_iss_parameter_supported).toBe(true);
     });
   }

@@ -19,18 +19,38 @@ export interface BrowserAsset {
 }
 
 export const ASSETS_PATH = "/assets";
-const KEY_SIGN_IN_ENTRY = fileURLToPath(new URL("./client/key-sign-in.ts", import.meta.url));
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
-let keySignIn: Promise<BrowserAsset> | undefined;
+/** Each browser script by its name in the URL, and its entry point in client/. */
+const ENTRIES = {
+  "key-sign-in": fileURLToPath(new URL("./client/key-sign-in.ts", import.meta.url)),
+  passkeys: fileURLToPath(new URL("./client/passkeys.ts", import.meta.url)),
+} as const;
+type ScriptName = keyof typeof ENTRIES;
 
-/** The key sign-in script, built once per process; a failed build is retried on the next call. */
+const built = new Map<ScriptName, Promise<BrowserAsset>>();
+
+/** A browser script, built once per process; a failed build is retried on the next call. */
+export function browserScript(name: ScriptName): Promise<BrowserAsset> {
+  let asset = built.get(name);
+  if (!asset) {
+    asset = bundle(name, ENTRIES[name]).catch((err: unknown) => {
+      built.delete(name);
+      throw err;
+    });
+    built.set(name, asset);
+  }
+  return asset;
+}
+
+/** The key sign-in script (client/key-sign-in.ts). */
 export function keySignInScript(): Promise<BrowserAsset> {
-  keySignIn ??= bundle("key-sign-in", KEY_SIGN_IN_ENTRY).catch((err: unknown) => {
-    keySignIn = undefined;
-    throw err;
-  });
-  return keySignIn;
+  return browserScript("key-sign-in");
+}
+
+/** Passkey sign-in and registration (client/passkeys.ts). */
+export function passkeyScript(): Promise<BrowserAsset> {
+  return browserScript("passkeys");
 }
 
 async function bundle(name: string, entry: string): Promise<BrowserAsset> {
@@ -82,7 +102,10 @@ function accepts(header: string | undefined, coding: string): boolean {
 export function assetRoutes() {
   const app = new Hono();
   app.get("/:file", async (c, next) => {
-    const asset = await keySignInScript();
+    // <name>.<hash>.js: build (or reuse) that script, then the whole path must be its current one.
+    const name = c.req.param("file").split(".")[0] ?? "";
+    if (!Object.hasOwn(ENTRIES, name)) return next();
+    const asset = await browserScript(name as ScriptName);
     if (c.req.path !== asset.path) return next();
     const headers: Record<string, string> = {
       "content-type": "text/javascript; charset=utf-8",

@@ -8,6 +8,14 @@ import { ConsentPage, ErrorPage, type IdentityChoice } from "./consent.js";
 import { keySignInOptions } from "./key-sign-in.js";
 import { signedOAuthQuery } from "./oauth-query.js";
 import { pageSecurityHeaders } from "./security-headers.js";
+import { accountRoutes } from "./account/index.js";
+import { invitationRoutes } from "./invitations.js";
+import { pageKit } from "./page-kit.js";
+import { passkeySignInOptions } from "./passkey-sign-in.js";
+import { needsSecondFactor, twoFactorSignInRoutes, twoFactorStepUrl } from "./two-factor-sign-in.js";
+import { safeReturnPath } from "./return-to.js";
+import { agentApprovalRoutes } from "./agent-approval.js";
+import { devicePageRoutes } from "./device.js";
 import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
 import { socialErrorMessage } from "./social-sign-in.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
@@ -21,6 +29,8 @@ interface PageDeps {
   logger?: Logger;
   /** Social providers offered as "Continue with <Name>" (configured ones only). */
   socialProviders?: readonly SignInProvider[];
+  /** How `db` stores booleans and dates (the account page writes the primary BAP identity). @default "sqlite" */
+  dbType?: "sqlite" | "postgres";
 }
 
 const NO_STORE = { "cache-control": "no-store" };
@@ -31,10 +41,11 @@ const NO_STORE = { "cache-control": "no-store" };
  * better-auth's own endpoints through `auth.handler`, so rate limits, origin checks and
  * the OAuth flow's hooks apply exactly as for an API client.
  */
-export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, socialProviders = [] }: PageDeps) {
+export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, socialProviders = [], dbType = "sqlite" }: PageDeps) {
   const app = new Hono();
   app.use("*", pageSecurityHeaders());
   app.route(ASSETS_PATH, assetRoutes());
+  const passkeySignIn = () => passkeySignInOptions(BASE_PATH, logger);
   const keySignIn = (c: Context) => keySignInOptions({ auth, basePath: BASE_PATH, serviceName: sigmaServiceName, logger }, c.req.raw.headers);
 
   /** Calls a better-auth endpoint on behalf of the browser, carrying its cookies and address. */
@@ -97,7 +108,9 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
     const q = signedOAuthQuery(search);
     // A provider round trip that failed comes back here with better-auth's `error` code.
     const error = socialErrorMessage(search.get("error"));
-    return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />);
+    // A page that needed a session (e.g. /device) sends the person here with where to go back to.
+    const returnTo = q ? null : safeReturnPath(search.get("return_to"));
+    return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} passkey={await passkeySignIn()} socialProviders={socialProviders} returnTo={returnTo} />);
   });
 
   app.post("/sign-in", async (c) => {
@@ -107,9 +120,11 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
     const upstream = await callAuth(c, "/sign-in/email", { email: f.email ?? "", password: f.password ?? "", rememberMe: true, ...(q ? { oauth_query: q } : {}) });
     if (!upstream.ok) {
       const error = upstream.status === 401 ? "That e-mail and password do not match an account." : await errorMessage(upstream, "Sign-in failed. Try again.");
-      return html(c, <SignInPage oauthQuery={q} email={f.email} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />, upstream.status === 429 ? 429 : 400);
+      return html(c, <SignInPage oauthQuery={q} email={f.email} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} passkey={await passkeySignIn()} socialProviders={socialProviders} returnTo={safeReturnPath(f.return_to)} />, upstream.status === 429 ? 429 : 400);
     }
-    return redirectWith(upstream, await nextLocation(upstream, "/"));
+    // Two-factor on: no session yet, a two_factor cookie instead; the code step resumes the flow.
+    if (await needsSecondFactor(upstream)) return redirectWith(upstream, twoFactorStepUrl(q, q ? null : safeReturnPath(f.return_to)));
+    return redirectWith(upstream, await nextLocation(upstream, (!q && safeReturnPath(f.return_to)) || "/"));
   });
 
   /**
@@ -135,7 +150,7 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
       // better-auth's own messages here are for developers ("Provider not found"): say it plainly.
       const unavailable = `Signing in with ${provider.name} is not available right now. Try again later.`;
       const error = upstream.status === 429 ? await errorMessage(upstream, unavailable) : unavailable;
-      return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} socialProviders={socialProviders} />, upstream.status === 429 ? 429 : 400);
+      return html(c, <SignInPage oauthQuery={q} error={error} signUpHref={withQuery("/sign-up", q)} keySignIn={await keySignIn(c)} passkey={await passkeySignIn()} socialProviders={socialProviders} />, upstream.status === 429 ? 429 : 400);
     }
     return redirectWith(upstream, next);
   });
@@ -211,6 +226,15 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
     if (!upstream.ok) return html(c, <ErrorPage error="invalid_request" description={await errorMessage(upstream, "This consent request has expired. Start again from the application.")} />, 400);
     return redirectWith(upstream, await nextLocation(upstream, "/"));
   });
+
+  // Two-factor sign-in step, the account page (also at / for a signed-in person) and invitations.
+  const kit = pageKit(auth, authUrl);
+  app.route("/", twoFactorSignInRoutes(kit));
+  app.route("/", accountRoutes(kit, { auth, database: { db, type: dbType }, basePath: BASE_PATH, socialProviders, logger }));
+  app.route("/invitations", invitationRoutes(kit, db));
+  // RFC 8628 verification page, and the agent approval page (agent-auth's verification_uri).
+  app.route("/", devicePageRoutes({ auth, db, authUrl }));
+  app.route("/", agentApprovalRoutes({ auth, authUrl }));
 
   app.get("/error", (c) => html(c, <ErrorPage error={c.req.query("error") ?? "invalid_request"} description={c.req.query("error_description")} />, 400));
 

@@ -1,26 +1,30 @@
 import { KeySignInSection, type KeySignInOptions } from "./key-sign-in.js";
 import { ErrorNote, Layout } from "./layout.js";
+import { PasskeyScript, PasskeySignInSection, type PasskeySignInOptions } from "./passkey-sign-in.js";
 import { SocialSignIn } from "./social-sign-in.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
 
-export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[] }) {
+export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[]; passkey?: PasskeySignInOptions | null; returnTo?: string | null }) {
   return (
     <Layout title="Sign in">
       <h1>Sign in</h1>
       <ErrorNote message={props.error} />
       <form method="post" action="/sign-in">
         {props.oauthQuery ? <input type="hidden" name="oauth_query" value={props.oauthQuery} /> : null}
+        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : null}
         <label for="email">E-mail</label>
         <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ""} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </form>
+      {props.passkey ? <PasskeySignInSection {...props.passkey} oauthQuery={props.oauthQuery} /> : null}
       <SocialSignIn providers={props.socialProviders} oauthQuery={props.oauthQuery} />
       <p class="muted">
         No account? <a href={props.signUpHref}>Create one</a> · <a href="/forgot-password">Forgot your password?</a>
       </p>
       {props.keySignIn ? <KeySignInSection {...props.keySignIn} oauthQuery={props.oauthQuery} /> : null}
+      {props.passkey ? <PasskeyScript scriptSrc={props.passkey.scriptSrc} /> : null}
     </Layout>
   );
 }

@@ -1,0 +1,84 @@
+import { agentAuth, type AgentAuthEvent } from "@better-auth/agent-auth";
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError } from "better-auth/api";
+import type { Logger } from "../../lib/logger.js";
+import { approvalLookup } from "./approval-lookup.js";
+import { capabilityDefinitions, executeCapability, type CapabilityDeps } from "./capabilities.js";
+import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
+import { ownerGuard, pauseGuard } from "./hooks.js";
+
+export interface AgentsOptions extends CapabilityDeps {
+  /** Our approval page, sent to agents as `verification_uri` (device-style approval). */
+  approvalPage: string;
+  /** AGENT_DYNAMIC_HOSTS: unknown hosts may register themselves (autonomous agents need it). @default false */
+  dynamicHosts?: boolean;
+  /** Redis is configured: JWT replay (jti) and JWKS caches are shared by every instance. */
+  sharedStorage?: boolean;
+  /** TRUST_PROXY: the audience check may read X-Forwarded-Proto. */
+  trustProxy?: boolean;
+  logger?: Logger;
+}
+
+/** User-code lookups on our approval page, per IP per minute (agent-auth allows 5 approvals a minute). */
+const APPROVAL_RATE = { window: 60, max: 10 };
+
+/**
+ * Agent auth (@better-auth/agent-auth, Agent Auth Protocol): hosts, agents, capability grants
+ * and approval requests, with this service's capabilities run for real (./capabilities.ts).
+ *
+ * The endpoint key `deviceCode`: agent-auth names its POST /agent/device/code endpoint
+ * `deviceCode`, the same key as the device-authorization plugin's POST /device/code.
+ * better-auth merges every plugin's `endpoints` into one object before building the router,
+ * so the later plugin silently replaced the earlier one: /device/code answered 404 while
+ * discovery still advertised it. Here agent-auth's endpoint is re-keyed `agentDeviceCode`
+ * (its path is unchanged: keys only name the server API, paths make the routes), and
+ * `assertUniqueEndpointKeys` in auth.config.ts fails start-up if any two plugins ever share
+ * a key again.
+ */
+export function agents(options: AgentsOptions) {
+  const capabilities = capabilityDefinitions(options);
+  const describe = (name: string) => capabilities.find((c) => c.name === name)?.description;
+  const plugin = agentAuth({
+    providerName: "identity",
+    providerDescription: "BAP identity provider: your profile, identities and encrypted identity backups.",
+    capabilities,
+    modes: options.dynamicHosts ? ["delegated", "autonomous"] : ["delegated"],
+    allowDynamicHostRegistration: options.dynamicHosts ?? false,
+    deviceAuthorizationPage: options.approvalPage,
+    approvalMethods: ["device_authorization", "ciba"],
+    jtiCacheStorage: options.sharedStorage ? "secondary-storage" : "memory",
+    jwksCacheStorage: options.sharedStorage ? "secondary-storage" : "memory",
+    trustProxy: options.trustProxy ?? false,
+    async onExecute({ capability, arguments: args, agentSession }) {
+      const userId = agentSession.userId;
+      if (!userId) throw new APIError("FORBIDDEN", { error: CODES.OWNER_REQUIRED, message: "This agent acts for no account yet: have a person claim it first." });
+      return executeCapability(options, capability, args, { agentId: agentSession.agentId, userId, user: agentSession.user });
+    },
+    // Audit trail: what happened to whom, never arguments or results (a backup is in them).
+    onEvent(event: AgentAuthEvent) {
+      options.logger?.info("agent-auth", { event: event.type, agentId: event.agentId, hostId: event.hostId, actorId: event.actorId, ...("capability" in event ? { capability: event.capability, status: event.status } : {}) });
+    },
+  });
+  const { deviceCode: agentDeviceCode, ...endpoints } = plugin.endpoints;
+  return {
+    ...plugin,
+    endpoints: { ...endpoints, agentDeviceCode, agentApprovalLookup: approvalLookup(describe) },
+    hooks: { ...plugin.hooks, before: [pauseGuard(), ownerGuard(), ...plugin.hooks.before] },
+    rateLimit: [{ pathMatcher: (path: string) => path === "/agent-approval", ...APPROVAL_RATE }, ...plugin.rateLimit],
+  } satisfies BetterAuthPlugin;
+}
+
+/**
+ * better-auth builds one endpoint object from every plugin (`{...a.endpoints, ...b.endpoints}`):
+ * two plugins using the same key means one endpoint silently disappears. Fail loudly instead.
+ */
+export function assertUniqueEndpointKeys(plugins: readonly { id: string; endpoints?: Record<string, unknown> }[]): void {
+  const owner = new Map<string, string>();
+  for (const plugin of plugins) {
+    for (const key of Object.keys(plugin.endpoints ?? {})) {
+      const first = owner.get(key);
+      if (first) throw new Error(`Plugins "${first}" and "${plugin.id}" both register an endpoint named "${key}": one would silently replace the other.`);
+      owner.set(key, plugin.id);
+    }
+  }
+}

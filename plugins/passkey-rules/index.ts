@@ -1,0 +1,37 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError, createAuthMiddleware } from "better-auth/api";
+import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
+import { remainingSignInMethods } from "../social/sign-in-methods.js";
+
+/**
+ * The "last way to sign in" rule (plugins/social) for passkeys: POST /passkey/delete-passkey
+ * refuses to remove a person's only passkey when nothing else lets them in (no password, no
+ * account at a configured provider, no BAP identity).
+ *
+ * A before hook on the route, keyed on the passkey row itself (its owner), so it holds however
+ * the caller is authenticated; the endpoint's own middleware still decides whether the caller
+ * may touch that passkey at all.
+ */
+export function passkeyRules() {
+  return {
+    id: "passkey-rules",
+    hooks: {
+      before: [
+        {
+          matcher: (ctx) => ctx.path === "/passkey/delete-passkey",
+          handler: createAuthMiddleware(async (ctx) => {
+            const id = (ctx.body as { id?: unknown } | undefined)?.id;
+            if (typeof id !== "string" || !id) return;
+            const passkey = await ctx.context.adapter.findOne<{ id: string; userId: string }>({ model: "passkey", where: [{ field: "id", value: id }] });
+            if (!passkey) return;
+            // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
+            const left = await remainingSignInMethods(ctx.context, passkey.userId, "");
+            if (!left.password && !left.accounts && left.passkeys - 1 <= 0 && !left.bapIdentities) {
+              throw new APIError("BAD_REQUEST", { code: "LAST_SIGN_IN_METHOD", message: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD });
+            }
+          }),
+        },
+      ],
+    },
+  } satisfies BetterAuthPlugin;
+}

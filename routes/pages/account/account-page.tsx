@@ -1,0 +1,72 @@
+import type { SignInProvider } from "../../../lib/social-providers.js";
+import type { AuthorizedApp } from "../../authorized-apps.js";
+import { ErrorNote, Layout } from "../layout.js";
+import { AgentAccessSection, type AgentAccessView } from "./agents.js";
+import { AppsSection, IdentitiesSection } from "./data-sections.js";
+import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
+import { ProfileSection, SessionsSection } from "./profile-sections.js";
+import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "./queries.js";
+import { LinkedAccountsSection, PasskeysSection, TwoFactorSection, type PasskeyControls } from "./sign-in-sections.js";
+
+export interface AccountView {
+  user: { id: string; name: string; email: string; emailVerified: boolean };
+  currentSessionId: string;
+  sessions: SessionRow[];
+  accounts: LinkedAccount[];
+  providers: readonly SignInProvider[];
+  passkeys: PasskeyRow[];
+  passkeyControls: PasskeyControls;
+  twoFactorEnabled: boolean;
+  identities: BapIdentityRow[];
+  apps: AuthorizedApp[];
+  organizations: Omit<OrganizationsView, "userId">;
+  agents: AgentAccessView;
+  notice: string | null;
+  error: string | null;
+}
+
+const CONTENTS: Array<[string, string]> = [
+  ["profile", "Profile"],
+  ["sessions", "Sessions"],
+  ["accounts", "Linked accounts"],
+  ["passkeys", "Passkeys"],
+  ["two-factor", "Two-factor"],
+  ["identities", "BAP identities"],
+  ["apps", "Apps"],
+  ["organizations", "Organizations"],
+  ["agents", "Agents"],
+];
+
+/** /account: everything a person manages about their account, one server-rendered page of plain forms. */
+export function AccountPage(props: AccountView) {
+  const hasPassword = props.accounts.some((a) => a.providerId === "credential" && a.hasPassword);
+  return (
+    <Layout title="Your account" wide>
+      <h1>Your account</h1>
+      <p class="muted">Signed in as {props.user.email}.</p>
+      {props.notice ? (
+        <p class="notice" role="status">
+          {props.notice}
+        </p>
+      ) : null}
+      <ErrorNote message={props.error} />
+      <nav class="toc" aria-label="Sections">
+        {CONTENTS.map(([id, label], n) => (
+          <>
+            {n ? " · " : ""}
+            <a href={`#${id}`}>{label}</a>
+          </>
+        ))}
+      </nav>
+      <ProfileSection name={props.user.name} email={props.user.email} emailVerified={props.user.emailVerified} />
+      <SessionsSection sessions={props.sessions} currentSessionId={props.currentSessionId} />
+      <LinkedAccountsSection accounts={props.accounts} providers={props.providers} />
+      <PasskeysSection passkeys={props.passkeys} {...props.passkeyControls} />
+      <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} />
+      <IdentitiesSection identities={props.identities} />
+      <AppsSection apps={props.apps} />
+      <OrganizationsSection {...props.organizations} userId={props.user.id} />
+      <AgentAccessSection view={props.agents} />
+    </Layout>
+  );
+}

@@ -1,0 +1,58 @@
+import type { Auth } from "../../../auth.config.js";
+import { SOCIAL_ERROR_CODES } from "../../../plugins/social/error-codes.js";
+
+/**
+ * The account page's one-line results. Every change is a form post answered with a redirect
+ * (post/redirect/get) to /account?notice=<key> or ?error=<CODE>; only keys and codes known here
+ * are shown, so nothing a link carries is ever echoed onto the page.
+ */
+export const NOTICES = {
+  "name-changed": "Your name was changed.",
+  "email-changed": "Your e-mail address was changed.",
+  "email-verification-sent": "We sent a confirmation link to your current address. The change takes effect once you follow it.",
+  "session-revoked": "That session was signed out.",
+  "other-sessions-revoked": "Every other session was signed out.",
+  "account-linked": "The account was linked.",
+  "account-unlinked": "The account was unlinked.",
+  "passkey-added": "Your passkey was added.",
+  "passkey-renamed": "The passkey was renamed.",
+  "passkey-deleted": "The passkey was deleted.",
+  "two-factor-enabled": "Two-factor sign-in is on.",
+  "two-factor-disabled": "Two-factor sign-in is off.",
+  "primary-identity-set": "Your primary identity was changed.",
+  "app-revoked": "The application's access was revoked.",
+  "organization-created": "The organization was created.",
+  "invitation-sent": "The invitation was sent.",
+  "invitation-canceled": "The invitation was canceled.",
+  "invitation-accepted": "You joined the organization.",
+  "invitation-declined": "The invitation was declined.",
+  "role-changed": "The member's role was changed.",
+  "organization-left": "You left the organization.",
+} as const;
+export type NoticeKey = keyof typeof NOTICES;
+
+/** Our own words for the codes a person meets most; anything else falls back to better-auth's message. */
+const OUR_WORDS: Record<string, string> = {
+  INVALID_PASSWORD: "That password is not right.",
+  SESSION_NOT_FRESH: "For your security, sign out and sign in again before making this change.",
+  LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD,
+  INVALID_CODE: "That code is not right. Check your authenticator app and try again.",
+  RATE_LIMITED: "Too many attempts. Wait a minute and try again.",
+  NOT_FOUND: "That item no longer exists.",
+  INVALID_INPUT: "Some of what you typed was not accepted. Check it and try again.",
+  FAILED: "That did not work. Try again.",
+  LINK_FAILED: "Linking that account did not finish. Try again.",
+  ORGANIZATION_ALREADY_EXISTS: "That short name is taken. Choose another.",
+};
+
+/** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
+export function errorWords(auth: Auth, code: string | null | undefined): string | null {
+  if (!code || !/^[A-Z0-9_]{1,100}$/.test(code)) return null;
+  if (OUR_WORDS[code]) return OUR_WORDS[code];
+  const known = (auth.$ERROR_CODES as Record<string, { message?: string } | undefined>)[code];
+  return known?.message ? `${known.message}.` : OUR_WORDS.FAILED!;
+}
+
+export function noticeWords(key: string | null | undefined): string | null {
+  return key && Object.hasOwn(NOTICES, key) ? NOTICES[key as NoticeKey] : null;
+}

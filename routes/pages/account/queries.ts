@@ -1,0 +1,195 @@
+import type { Kysely } from "kysely";
+import { asBool, asDate, dbBool, type Database } from "../../../lib/db.js";
+
+/**
+ * What the account page reads, as named queries on the one Kysely instance. Reads go to the
+ * database directly (better-auth's /list-sessions, for one, answers only for a session less
+ * than a day old); every change still goes through better-auth's endpoints.
+ */
+
+export interface SessionRow {
+  id: string;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date;
+  ipAddress: string | null;
+  userAgent: string | null;
+}
+
+export async function listActiveSessions(db: Kysely<any>, userId: string): Promise<SessionRow[]> {
+  const rows = await db
+    .selectFrom("session")
+    .select(["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent"])
+    .where("userId", "=", userId)
+    .orderBy("updatedAt", "desc")
+    .execute();
+  const now = Date.now();
+  return rows
+    .map((r) => ({ id: r.id, createdAt: asDate(r.createdAt), updatedAt: asDate(r.updatedAt), expiresAt: asDate(r.expiresAt), ipAddress: r.ipAddress ?? null, userAgent: r.userAgent ?? null }))
+    .filter((s) => s.expiresAt.getTime() > now);
+}
+
+/** The token better-auth's /revoke-session wants, for one of the user's own sessions. */
+export async function findSessionToken(db: Kysely<any>, userId: string, sessionId: string): Promise<string | null> {
+  const row = await db.selectFrom("session").select(["token"]).where("id", "=", sessionId).where("userId", "=", userId).executeTakeFirst();
+  return row?.token ?? null;
+}
+
+export interface LinkedAccount {
+  id: string;
+  providerId: string;
+  accountId: string;
+  createdAt: Date;
+  hasPassword: boolean;
+}
+
+export async function listLinkedAccounts(db: Kysely<any>, userId: string): Promise<LinkedAccount[]> {
+  const rows = await db.selectFrom("account").select(["id", "providerId", "accountId", "createdAt", "password"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
+  return rows.map((r) => ({ id: r.id, providerId: r.providerId, accountId: r.accountId, createdAt: asDate(r.createdAt), hasPassword: Boolean(r.password) }));
+}
+
+export interface PasskeyRow {
+  id: string;
+  name: string | null;
+  deviceType: string;
+  backedUp: boolean;
+  createdAt: Date | null;
+}
+
+export async function listPasskeys(db: Kysely<any>, userId: string): Promise<PasskeyRow[]> {
+  const rows = await db.selectFrom("passkey").select(["id", "name", "deviceType", "backedUp", "createdAt"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
+  return rows.map((r) => ({ id: r.id, name: r.name ?? null, deviceType: r.deviceType, backedUp: asBool(r.backedUp), createdAt: r.createdAt ? asDate(r.createdAt) : null }));
+}
+
+export interface BapIdentityRow {
+  bapId: string;
+  name: string | null;
+  isPrimary: boolean;
+  currentAddress: string | null;
+  rootAddress: string;
+}
+
+export async function listBapIdentities(db: Kysely<any>, userId: string): Promise<BapIdentityRow[]> {
+  const rows = await db
+    .selectFrom("bapIdentity")
+    .select(["bapId", "name", "isPrimary", "currentAddress", "rootAddress"])
+    .where("userId", "=", userId)
+    .orderBy("isPrimary", "desc")
+    .orderBy("createdAt", "asc")
+    .execute();
+  return rows.map((r) => ({ bapId: r.bapId, name: r.name ?? null, isPrimary: asBool(r.isPrimary), currentAddress: r.currentAddress ?? null, rootAddress: r.rootAddress }));
+}
+
+/**
+ * Makes one of the user's registered identities the primary one (the `bap_id` an app sees by
+ * default). Its member key was proven when it was registered (POST /api/user/bap-ids), so no
+ * new signature is needed to choose among identities the account already holds. False when the
+ * user has no such identity.
+ */
+export async function setPrimaryBapIdentity(database: Pick<Database, "db" | "type">, userId: string, bapId: string): Promise<boolean> {
+  const { db, type } = database;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom("bapIdentity").select(["id", "memberPubkey"]).where("userId", "=", userId).where("bapId", "=", bapId).executeTakeFirst();
+    if (!row) return false;
+    await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, false) }).where("userId", "=", userId).execute();
+    await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, true) }).where("id", "=", row.id).execute();
+    // As registration does for a primary identity: the account's pubkey is its member key.
+    if (row.memberPubkey) await trx.updateTable("user").set({ pubkey: row.memberPubkey }).where("id", "=", userId).execute();
+    return true;
+  });
+}
+
+/** Whether the user turned two-factor on (a verified authenticator); backup codes are stored encrypted and not counted. */
+export async function findTwoFactorEnabled(db: Kysely<any>, userId: string): Promise<boolean> {
+  const user = await db.selectFrom("user").select(["twoFactorEnabled"]).where("id", "=", userId).executeTakeFirst();
+  return asBool(user?.twoFactorEnabled);
+}
+
+export interface Membership {
+  organizationId: string;
+  name: string;
+  slug: string;
+  memberId: string;
+  role: string;
+}
+
+export interface OrganizationMember {
+  id: string;
+  organizationId: string;
+  userId: string;
+  role: string;
+  name: string;
+  email: string;
+}
+
+export interface OrganizationInvitation {
+  id: string;
+  organizationId: string;
+  email: string;
+  role: string;
+  status: string;
+  expiresAt: Date;
+}
+
+export async function listMemberships(db: Kysely<any>, userId: string): Promise<Membership[]> {
+  const rows = await db
+    .selectFrom("member")
+    .innerJoin("organization", "organization.id", "member.organizationId")
+    .select(["member.id as memberId", "member.role", "organization.id as organizationId", "organization.name", "organization.slug"])
+    .where("member.userId", "=", userId)
+    .orderBy("organization.name", "asc")
+    .execute();
+  return rows.map((r) => ({ organizationId: r.organizationId, name: r.name, slug: r.slug, memberId: r.memberId, role: r.role }));
+}
+
+export async function listOrganizationMembers(db: Kysely<any>, organizationIds: string[]): Promise<OrganizationMember[]> {
+  if (!organizationIds.length) return [];
+  const rows = await db
+    .selectFrom("member")
+    .innerJoin("user", "user.id", "member.userId")
+    .select(["member.id", "member.organizationId", "member.userId", "member.role", "user.name", "user.email"])
+    .where("member.organizationId", "in", organizationIds)
+    .orderBy("member.createdAt", "asc")
+    .execute();
+  return rows.map((r) => ({ id: r.id, organizationId: r.organizationId, userId: r.userId, role: r.role, name: r.name, email: r.email }));
+}
+
+export async function listPendingInvitations(db: Kysely<any>, organizationIds: string[]): Promise<OrganizationInvitation[]> {
+  if (!organizationIds.length) return [];
+  const rows = await db
+    .selectFrom("invitation")
+    .select(["id", "organizationId", "email", "role", "status", "expiresAt"])
+    .where("organizationId", "in", organizationIds)
+    .where("status", "=", "pending")
+    .orderBy("createdAt", "asc")
+    .execute();
+  const now = Date.now();
+  return rows
+    .map((r) => ({ id: r.id, organizationId: r.organizationId, email: r.email, role: r.role ?? "member", status: r.status, expiresAt: asDate(r.expiresAt) }))
+    .filter((i) => i.expiresAt.getTime() > now);
+}
+
+export interface ReceivedInvitation {
+  id: string;
+  organizationName: string;
+  role: string;
+  expiresAt: Date;
+}
+
+/**
+ * Pending invitations addressed to `email`. Only for a verified address: without that, the
+ * invitation link (an opaque id sent to the mailbox) is the proof that the invitee reads it,
+ * as better-auth's own /organization/list-user-invitations decides.
+ */
+export async function listInvitationsFor(db: Kysely<any>, email: string): Promise<ReceivedInvitation[]> {
+  const rows = await db
+    .selectFrom("invitation")
+    .innerJoin("organization", "organization.id", "invitation.organizationId")
+    .select(["invitation.id", "invitation.role", "invitation.expiresAt", "organization.name"])
+    .where("invitation.email", "=", email.toLowerCase())
+    .where("invitation.status", "=", "pending")
+    .orderBy("invitation.createdAt", "asc")
+    .execute();
+  const now = Date.now();
+  return rows.map((r) => ({ id: r.id, organizationName: r.name, role: r.role ?? "member", expiresAt: asDate(r.expiresAt) })).filter((i) => i.expiresAt.getTime() > now);
+}

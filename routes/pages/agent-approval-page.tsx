@@ -1,0 +1,103 @@
+import { ErrorNote, Layout } from "./layout.js";
+
+export interface PendingCapability {
+  name: string;
+  description: string | null;
+  reason: string | null;
+  constraints: unknown;
+}
+
+/** A CIBA request waiting for this person (agent-auth's /agent/ciba/pending). */
+export interface BoundRequest {
+  approvalId: string;
+  agentName: string | null;
+  capabilities: string[];
+  bindingMessage: string | null;
+}
+
+/** Entry: the code an agent showed, plus any requests already addressed to this account. */
+export function AgentCodeEntryPage(props: { code?: string; error?: string | null; requests?: BoundRequest[] }) {
+  return (
+    <Layout title="Approve an agent">
+      <h1>Approve an agent</h1>
+      <ErrorNote message={props.error} />
+      <p>Enter the code the agent gave you.</p>
+      <form method="get" action="/agents/approve">
+        <label for="code">Code</label>
+        <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
+        <button type="submit">Continue</button>
+      </form>
+      {props.requests?.length ? (
+        <section>
+          <h2>Waiting for you</h2>
+          {props.requests.map((r) => (
+            <form method="post" action="/agents/approve">
+              <input type="hidden" name="approval_id" value={r.approvalId} />
+              <p>
+                <strong>{r.agentName ?? "An agent"}</strong> asks for: {r.capabilities.join(", ") || "access to your account"}
+                {r.bindingMessage ? <span class="muted"> ({r.bindingMessage})</span> : null}
+              </p>
+              <div class="row">
+                <button type="submit" name="decision" value="approve">
+                  Approve
+                </button>
+                <button type="submit" name="decision" value="deny" class="secondary">
+                  Deny
+                </button>
+              </div>
+            </form>
+          ))}
+        </section>
+      ) : null}
+    </Layout>
+  );
+}
+
+/** Who asks for what; the person approves or denies. */
+export function AgentConfirmPage(props: { agentId: string; agentName: string; hostName: string | null; code: string; bindingMessage: string | null; capabilities: PendingCapability[]; newAgent: boolean }) {
+  return (
+    <Layout title={`Approve ${props.agentName}?`}>
+      <h1>Approve {props.agentName}?</h1>
+      {props.hostName ? <p class="muted">Running on {props.hostName}</p> : null}
+      <p>
+        Check that the agent shows this code: <strong id="agent-code">{props.code}</strong>.
+      </p>
+      {props.bindingMessage ? <p class="muted">{props.bindingMessage}</p> : null}
+      {props.newAgent ? <p>This agent will act for your account.</p> : null}
+      {props.capabilities.length ? (
+        <>
+          <p>It asks to:</p>
+          <ul class="scopes">
+            {props.capabilities.map((c) => (
+              <li>
+                {c.description ?? c.name} <span class="muted">({c.name}{c.constraints ? `, limited to ${JSON.stringify(c.constraints)}` : ""})</span>
+                {c.reason ? <div class="muted">Reason given: {c.reason}</div> : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      <form method="post" action="/agents/approve">
+        <input type="hidden" name="agent_id" value={props.agentId} />
+        <input type="hidden" name="user_code" value={props.code} />
+        <div class="row">
+          <button type="submit" name="decision" value="approve">
+            Approve
+          </button>
+          <button type="submit" name="decision" value="deny" class="secondary">
+            Deny
+          </button>
+        </div>
+      </form>
+    </Layout>
+  );
+}
+
+export function AgentDonePage(props: { approved: boolean }) {
+  return (
+    <Layout title={props.approved ? "Agent approved" : "Request denied"}>
+      <h1>{props.approved ? "Agent approved" : "Request denied"}</h1>
+      <p role="status">{props.approved ? "The agent can now do what you approved. You can pause or revoke it from your account at any time." : "The agent was not given access. You can close this page."}</p>
+    </Layout>
+  );
+}

@@ -1,0 +1,263 @@
+import type { Browser, BrowserContext } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { registerClient, signUp, token } from "./helpers/oauth.js";
+import { cookiesOf, startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+
+/** RFC 8628: a device asks for a code, polls the token endpoint, a person approves at /device. */
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+const POLL_INTERVAL = 1;
+
+let server: TestServer;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startTestServer({ DEVICE_POLL_INTERVAL: String(POLL_INTERVAL) }), launchBrowser()]);
+});
+afterEach(async () => {
+  await Promise.all(contexts.splice(0).map((c) => c.close()));
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function deviceClient(target: TestServer = server, grantTypes = [DEVICE_GRANT]) {
+  // A device-only client has no redirect URI: it leaves redirect_uris out (RFC 7591 §2).
+  return registerClient(target, { client_name: "Living Room TV", redirect_uris: undefined, application_type: undefined, grant_types: grantTypes, response_types: [], token_endpoint_auth_method: "none" });
+}
+
+/** The device's first step (RFC 8628 §3.1): a form post to the advertised endpoint. */
+async function requestCode(target: TestServer, clientId: string, scope = "openid profile email") {
+  const res = await fetch(`${target.url}/api/auth/device/code`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ client_id: clientId, scope }),
+  });
+  return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, any> };
+}
+
+const poll = (target: TestServer, clientId: string, deviceCode: string) => token(target, { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A well-behaved device: polls at the interval, adds 5 s on slow_down (§3.5), and stops at
+ * anything but authorization_pending. Records every error it saw.
+ */
+async function pollUntilDone(target: TestServer, clientId: string, deviceCode: string, interval: number, deadlineMs = 45_000) {
+  const seen: string[] = [];
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    await sleep(interval * 1000 + 100);
+    const res = await poll(target, clientId, deviceCode);
+    if (res.status === 200) return { res, seen };
+    seen.push(res.json?.error);
+    if (res.json?.error === "slow_down") interval += 5;
+    else if (res.json?.error !== "authorization_pending") return { res, seen };
+  }
+  throw new Error(`device never finished: ${seen.join(", ")}`);
+}
+
+describe("device authorization endpoint", () => {
+  it("is advertised in discovery, with the grant type, and answers there", async () => {
+    for (const path of ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]) {
+      const meta = (await server.api(path)).json;
+      expect(meta.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
+      expect(meta.grant_types_supported).toContain(DEVICE_GRANT);
+    }
+    const client = await deviceClient();
+    const res = await requestCode(server, client.client_id);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.json).toMatchObject({ verification_uri: `${server.url}/device`, expires_in: 600, interval: POLL_INTERVAL });
+    expect(typeof res.json.device_code).toBe("string");
+    // Short and unambiguous: 8 characters grouped 4-4, no 0/O/1/I.
+    expect(res.json.user_code).toMatch(/^[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}$/);
+    const complete = new URL(res.json.verification_uri_complete);
+    expect(complete.origin + complete.pathname).toBe(`${server.url}/device`);
+    expect(complete.searchParams.get("user_code")!.replace(/-/g, "")).toBe(res.json.user_code.replace("-", ""));
+  });
+
+  it("is open to clients registered for the grant only", async () => {
+    const codeOnly = await registerClient(server);
+    const res = await requestCode(server, codeOnly.client_id);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("unauthorized_client");
+    const unknown = await requestCode(server, "no-such-client");
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error).toBe("invalid_client");
+  });
+});
+
+describe("a person approving in the browser while the device polls", () => {
+  it("signs in, confirms the prefilled code, approves, and the device gets its tokens", async () => {
+    const person = await signUp(server, { name: "Device Owner" });
+    const client = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    // The device starts polling at once; nobody has approved yet.
+    const polling = pollUntilDone(server, client.client_id, code.json.device_code, code.json.interval);
+
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(code.json.verification_uri_complete);
+    // Not signed in: the sign-in page, which comes back here afterwards.
+    expect(new URL(page.url()).pathname).toBe("/sign-in");
+    await fillByLabel(page, "E-mail", person.email);
+    await fillByLabel(page, "Password", person.password);
+    await submitWith(page, "Sign in");
+
+    expect(new URL(page.url()).pathname).toBe("/device");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Connect Living Room TV?");
+    await expect(page.locator("#device-code").textContent()).resolves.toBe(code.json.user_code);
+    await expect(page.locator("ul.scopes").textContent()).resolves.toMatch(/e-mail address/);
+    await submitWith(page, "Approve");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Device connected");
+
+    const { res, seen } = await polling;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(new Set(seen)).toEqual(new Set(["authorization_pending"]));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toMatch(/no-store/);
+    expect(res.json).toMatchObject({ token_type: "Bearer" });
+    expect(typeof res.json.access_token).toBe("string");
+    expect(typeof res.json.id_token).toBe("string");
+    const claims = JSON.parse(Buffer.from(res.json.id_token.split(".")[1], "base64url").toString("utf8"));
+    expect(claims).toMatchObject({ sub: person.user.id, aud: client.client_id, iss: server.url });
+
+    // The access token is a real one: userinfo answers for the person.
+    const userinfo = await server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${res.json.access_token}` } });
+    expect(userinfo.status).toBe(200);
+    expect(userinfo.json).toMatchObject({ sub: person.user.id, email: person.email });
+    // A device code is single use.
+    await sleep(POLL_INTERVAL * 1000 + 100);
+    expect((await poll(server, client.client_id, code.json.device_code)).json.error).toBe("invalid_grant");
+  });
+
+  it("takes a typed code in any case, with or without its dash", async () => {
+    const person = await signUp(server);
+    const client = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    const typed = code.json.user_code.replace("-", " ").toLowerCase();
+    const page = await server.api(`/device?${new URLSearchParams({ user_code: typed })}`, { cookie: person.cookie });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.text).toContain(code.json.user_code);
+    expect(page.text).toContain("Living Room TV");
+  });
+});
+
+describe("the device's other endings (RFC 8628 §3.5)", () => {
+  it("answers access_denied once the person denies, then forgets the code", async () => {
+    const person = await signUp(server);
+    const client = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    const confirm = await server.api(`/device?user_code=${code.json.user_code}`, { cookie: person.cookie });
+    expect(confirm.status).toBe(200);
+    const denied = await server.api("/device", {
+      cookie: person.cookie,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ user_code: code.json.user_code, decision: "deny" }).toString(),
+    });
+    expect(denied.status).toBe(200);
+    expect(denied.text).toContain("Request denied");
+
+    const res = await poll(server, client.client_id, code.json.device_code);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("access_denied");
+    await sleep(POLL_INTERVAL * 1000 + 100);
+    expect((await poll(server, client.client_id, code.json.device_code)).json.error).toBe("invalid_grant");
+  });
+
+  it("answers slow_down to a device polling faster than the interval", async () => {
+    const client = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    const first = await poll(server, client.client_id, code.json.device_code);
+    expect(first.status).toBe(400);
+    expect(first.json.error).toBe("authorization_pending");
+    const second = await poll(server, client.client_id, code.json.device_code);
+    expect(second.status).toBe(400);
+    expect(second.json.error).toBe("slow_down");
+    // Waiting the interval out is enough to be answered normally again.
+    await sleep(POLL_INTERVAL * 1000 + 100);
+    expect((await poll(server, client.client_id, code.json.device_code)).json.error).toBe("authorization_pending");
+  });
+
+  it("refuses another client's device code, and one bound to another person", async () => {
+    const [owner, other] = [await signUp(server), await signUp(server)];
+    const client = await deviceClient();
+    const thief = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    expect((await poll(server, thief.client_id, code.json.device_code)).json.error).toBe("invalid_grant");
+    // The first signed-in person to open the code owns it; a second one cannot approve it.
+    expect((await server.api(`/device?user_code=${code.json.user_code}`, { cookie: owner.cookie })).status).toBe(200);
+    const hijack = await server.api("/device", {
+      cookie: other.cookie,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ user_code: code.json.user_code, decision: "approve" }).toString(),
+    });
+    expect(hijack.status).toBe(400);
+    expect(hijack.text).not.toContain("Device connected");
+  });
+});
+
+describe("expiry", () => {
+  let short: TestServer;
+  beforeAll(async () => {
+    short = await startTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
+  });
+  afterAll(async () => {
+    await short?.close();
+  });
+
+  it("answers expired_token once the code's lifetime has passed, and the page says so", async () => {
+    const person = await signUp(short);
+    const client = await deviceClient(short);
+    const code = await requestCode(short, client.client_id);
+    expect(code.json.expires_in).toBe(1);
+    await sleep(1500);
+    const page = await short.api(`/device?user_code=${code.json.user_code}`, { cookie: person.cookie });
+    expect(page.status).toBe(400);
+    expect(page.text).toMatch(/expired/i);
+    const res = await poll(short, client.client_id, code.json.device_code);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("expired_token");
+  });
+});
+
+describe("guessing user codes", () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", DEVICE_CODE_RATE_LIMIT: "3" });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it("is limited per IP on the page and on the verify and approve endpoints", async () => {
+    const ip = uniqueClientIp();
+    const headers = { "x-forwarded-for": ip };
+    const signUpRes = await limited.api("/api/auth/sign-up/email", { headers, body: { name: "Guesser", email: `guesser-${Date.now()}@example.com`, password: "correct horse battery staple" } });
+    const cookie = cookiesOf(signUpRes.headers);
+
+    const wrong = ["ABCD-EFGH", "BCDE-FGHJ", "CDEF-GHJK", "DEFG-HJKM"];
+    const statuses: number[] = [];
+    for (const guess of wrong) statuses.push((await limited.api(`/device?user_code=${guess}`, { cookie, headers })).status);
+    expect(statuses).toEqual([400, 400, 400, 429]);
+    const blocked = await limited.api("/device?user_code=EFGH-JKMN", { cookie, headers });
+    expect(blocked.status).toBe(429);
+    expect(blocked.text).toMatch(/too many attempts/i);
+
+    // The API route behind the page keeps the same count; another address is not affected.
+    expect((await limited.api("/api/auth/device?user_code=FGHJKMNP", { cookie, headers })).status).toBe(429);
+    const elsewhere = { "x-forwarded-for": uniqueClientIp() };
+    expect((await limited.api("/device?user_code=FGHJ-KMNP", { cookie, headers: elsewhere })).status).toBe(400);
+
+    // Approve (and deny) take a code too, and have their own limit per IP.
+    const approve: number[] = [];
+    for (const guess of wrong) approve.push((await limited.api("/api/auth/device/approve", { cookie, headers, body: { userCode: guess } })).status);
+    expect(approve).toEqual([400, 400, 400, 429]);
+  });
+});
