@@ -28,6 +28,13 @@ export const NOTICES = {
   "invitation-declined": "The invitation was declined.",
   "role-changed": "The member's role was changed.",
   "organization-left": "You left the organization.",
+  "agent-host-paused": "The agent host was paused. Its agents cannot act until you resume it.",
+  "agent-host-resumed": "The agent host was resumed.",
+  "agent-host-revoked": "The agent host and every agent on it were revoked.",
+  "agent-paused": "The agent was paused. It cannot act until you resume it.",
+  "agent-resumed": "The agent was resumed.",
+  "agent-revoked": "The agent was revoked.",
+  "agent-grant-revoked": "The agent's permission was revoked.",
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 
@@ -43,6 +50,7 @@ const OUR_WORDS: Record<string, string> = {
   FAILED: "That did not work. Try again.",
   LINK_FAILED: "Linking that account did not finish. Try again.",
   ORGANIZATION_ALREADY_EXISTS: "That short name is taken. Choose another.",
+  INVALID_STATE: "That no longer applies: it changed meanwhile. This is how it stands now.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
