@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
-import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
+import { BASE_PATH, type Auth } from "../../auth.config.js";
 import { asBool } from "../../lib/db.js";
 import type { Logger } from "../../lib/logger.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
@@ -10,7 +10,7 @@ import { signedOAuthQuery } from "./oauth-query.js";
 import { pageSecurityHeaders } from "./security-headers.js";
 import { accountRoutes } from "./account/index.js";
 import { invitationRoutes } from "./invitations.js";
-import { pageKit } from "./page-kit.js";
+import { nextLocation, pageKit } from "./page-kit.js";
 import { passkeySignInOptions } from "./passkey-sign-in.js";
 import { needsSecondFactor, twoFactorSignInRoutes, twoFactorStepUrl } from "./two-factor-sign-in.js";
 import { safeReturnPath } from "./return-to.js";
@@ -33,7 +33,6 @@ interface PageDeps {
   dbType?: "sqlite" | "postgres";
 }
 
-const NO_STORE = { "cache-control": "no-store" };
 
 /**
  * Server-rendered pages: sign-in, sign-up, password reset, consent and the error page.
@@ -48,51 +47,10 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
   const passkeySignIn = () => passkeySignInOptions(BASE_PATH, logger);
   const keySignIn = (c: Context) => keySignInOptions({ auth, basePath: BASE_PATH, serviceName: sigmaServiceName, logger }, c.req.raw.headers);
 
-  /** Calls a better-auth endpoint on behalf of the browser, carrying its cookies and address. */
-  async function callAuth(c: Context, path: string, body: Record<string, unknown>): Promise<Response> {
-    const headers = new Headers({ "content-type": "application/json", accept: "application/json", origin: authUrl });
-    const cookie = c.req.header("cookie");
-    if (cookie) headers.set("cookie", cookie);
-    const ip = c.req.header(CLIENT_IP_HEADER);
-    if (ip) headers.set(CLIENT_IP_HEADER, ip);
-    const ua = c.req.header("user-agent");
-    if (ua) headers.set("user-agent", ua);
-    return auth.handler(new Request(`${authUrl}${BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
-  }
-
-  /**
-   * Same-origin form posts only (login CSRF): browsers send Origin on every POST. Our pages
-   * set `referrer: no-referrer`, and under that policy the Fetch standard serialises Origin as
-   * "null" even for same-origin posts; then the browser-set Sec-Fetch-Site decides (as in
-   * better-auth's own origin check). No Origin and no Sec-Fetch-Site: refused.
-   */
-  function sameOrigin(c: Context): boolean {
-    const origin = c.req.header("origin");
-    if (origin && origin !== "null") return origin === authUrl;
-    return c.req.header("sec-fetch-site") === "same-origin";
-  }
-
-  async function form(c: Context): Promise<Record<string, string>> {
-    const type = c.req.header("content-type") ?? "";
-    if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
-    const data = await c.req.parseBody();
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = v;
-    return out;
-  }
-
-  /** Redirect the browser, carrying the cookies better-auth set. */
-  function redirectWith(upstream: Response, location: string): Response {
-    const headers = new Headers({ location, ...NO_STORE });
-    for (const cookie of upstream.headers.getSetCookie()) headers.append("set-cookie", cookie);
-    return new Response(null, { status: 303, headers });
-  }
-
-  async function nextLocation(upstream: Response, fallback: string): Promise<string> {
-    const data = (await upstream.clone().json().catch(() => null)) as { url?: unknown; redirect_uri?: unknown } | null;
-    const next = typeof data?.url === "string" ? data.url : typeof data?.redirect_uri === "string" ? data.redirect_uri : null;
-    return next ?? fallback;
-  }
+  // The form-replay helpers (callAuth, sameOrigin, form, redirectWith, html) live in page-kit.ts,
+  // shared with the page modules in their own files.
+  const kit = pageKit(auth, authUrl);
+  const { callAuth, sameOrigin, form, redirectWith, html } = kit;
 
   async function errorMessage(upstream: Response, fallback: string): Promise<string> {
     if (upstream.status === 429) return "Too many attempts. Wait a minute and try again.";
@@ -100,7 +58,6 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
     return typeof data?.message === "string" && upstream.status < 500 ? data.message : fallback;
   }
 
-  const html = (c: Context, node: unknown, status = 200) => c.html(`<!doctype html>${node}`, status as 200, NO_STORE);
   const withQuery = (path: string, query?: string) => (query ? `${path}?${query}` : path);
 
   app.get("/sign-in", async (c) => {
@@ -228,7 +185,6 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
   });
 
   // Two-factor sign-in step, the account page (also at / for a signed-in person) and invitations.
-  const kit = pageKit(auth, authUrl);
   app.route("/", twoFactorSignInRoutes(kit));
   app.route("/", accountRoutes(kit, { auth, database: { db, type: dbType }, basePath: BASE_PATH, socialProviders, logger }));
   app.route("/invitations", invitationRoutes(kit, db));

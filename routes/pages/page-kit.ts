@@ -2,10 +2,12 @@ import type { Context } from "hono";
 import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
 
 /**
- * What every page route needs to replay a form against better-auth: the same steps as in
- * routes/pages/index.tsx (same-origin check, form parsing, `callAuth`, redirects that carry
- * better-auth's cookies), as one factory for the page modules that live in their own files
- * (account, two-factor sign-in, invitations).
+ * What every page route needs to replay a form against better-auth (same-origin check, form
+ * parsing, `callAuth`, redirects that carry better-auth's cookies): one factory shared by
+ * routes/pages/index.tsx and the page modules in their own files (account, two-factor
+ * sign-in, invitations). Same-origin: our pages set `referrer: no-referrer`, under which the
+ * Fetch standard sends `Origin: null` even for same-origin posts; then the browser-set
+ * Sec-Fetch-Site decides (as in better-auth's own origin check).
  */
 export interface PageKit {
   auth: Auth;
