@@ -18,7 +18,7 @@ export interface StartOptions {
 export async function start(config: Config, options: StartOptions = {}) {
   const logger = createLogger(config.logLevel);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
-  const database = createDb(config.database, (err) => logger.warn("database connection lost", { err }));
+  const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const deps = { config, database, logger, redis, mailer: options.mailer };
 

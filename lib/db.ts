@@ -1,4 +1,6 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from "kysely";
@@ -12,7 +14,18 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function createDb(target: DatabaseTarget, onPoolError: (err: Error) => void = () => {}): Database {
+export interface DbOptions {
+  /** A pg pool lost an idle client (logged; the pool replaces it). */
+  onPoolError?: (err: Error) => void;
+  /**
+   * SQLite: copy the write-ahead log back into the database file from a worker thread
+   * (the server), instead of inside whichever request's commit crosses the threshold.
+   */
+  backgroundCheckpoint?: boolean;
+}
+
+export function createDb(target: DatabaseTarget, options: DbOptions = {}): Database {
+  const onPoolError = options.onPoolError ?? (() => {});
   if (target.kind === "postgres") {
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
     // An idle client dropped by the server (restart, failover, admin) must not crash the process:
@@ -31,10 +44,58 @@ export function createDb(target: DatabaseTarget, onPoolError: (err: Error) => vo
   // Checkpoint the WAL every ~40 MiB (10,000 pages) rather than every 4 MiB: each checkpoint
   // syncs the database file, and at the default a token refresh (three writes) paid for one
   // every few dozen requests. journal_size_limit trims the WAL file back after a checkpoint.
+  // With the background checkpointer this is only the fallback should the worker stop.
   sqlite.pragma("wal_autocheckpoint = 10000");
   sqlite.pragma("journal_size_limit = 67108864");
+  const checkpointer = options.backgroundCheckpoint && target.file !== ":memory:" ? startCheckpointer(target.file) : undefined;
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, type: "sqlite", close: () => db.destroy() };
+  return {
+    db,
+    type: "sqlite",
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * A worker thread with its own connection runs `PRAGMA wal_checkpoint(PASSIVE)` every
+ * `intervalMs`. A passive checkpoint never blocks the server's reads or writes (it copies
+ * what it can and leaves the rest for the next round), and its copy and fsync of the
+ * database file then happen beside the event loop instead of inside a request's commit.
+ * Once every frame is copied, the next write starts the WAL over from its beginning, so
+ * it stays small. Errors are reported to the parent only as a stop; the connection's own
+ * auto-checkpoint remains as the fallback.
+ */
+function startCheckpointer(file: string, intervalMs = 250): { stop(): Promise<void> } {
+  const source = `
+    const { parentPort, workerData } = require("node:worker_threads");
+    const Database = require(workerData.driver);
+    const db = new Database(workerData.file, { fileMustExist: true });
+    db.pragma("busy_timeout = 0");
+    const timer = setInterval(() => {
+      try { db.pragma("wal_checkpoint(PASSIVE)"); } catch {}
+    }, workerData.intervalMs);
+    parentPort.on("message", () => {
+      clearInterval(timer);
+      try { db.close(); } catch {}
+      parentPort.close();
+    });`;
+  const worker = new Worker(source, {
+    eval: true,
+    workerData: { file, intervalMs, driver: createRequire(import.meta.url).resolve("better-sqlite3") },
+  });
+  worker.unref();
+  worker.on("error", () => {});
+  const exited = new Promise<void>((done) => worker.once("exit", () => done()));
+  return {
+    async stop() {
+      worker.postMessage("stop");
+      await Promise.race([exited, new Promise((done) => setTimeout(done, 2000).unref())]);
+      await worker.terminate();
+    },
+  };
 }
 
 /**

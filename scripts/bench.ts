@@ -29,6 +29,8 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 
 const SELF = fileURLToPath(import.meta.url);
+/** The V8 flags `npm start` runs the server with (package.json "start"); --server-node-flags overrides. */
+const SERVER_NODE_FLAGS = "--max-semi-space-size=32";
 const REDIRECT = "https://client.example/callback";
 
 function arg(name: string): string | undefined {
@@ -95,7 +97,8 @@ async function freePort(): Promise<number> {
 
 async function spawnServer(dir: string, profiling: boolean): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const args = ["--import", "tsx", SELF, `--serve=${dir}`, `--port=${port}`, ...(profiling ? ["--profiling"] : [])];
+  const flags = (arg("server-node-flags") ?? SERVER_NODE_FLAGS).split(" ").filter(Boolean);
+  const args = [...flags, "--import", "tsx", SELF, `--serve=${dir}`, `--port=${port}`, ...(profiling ? ["--profiling"] : [])];
   const child = spawn(process.execPath, args, {
     // Dependencies see a production process (better-auth, hono, kysely branch on it);
     // our own configuration is the explicit record above.

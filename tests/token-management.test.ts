@@ -230,6 +230,68 @@ describe("RFC 7662 introspection", () => {
   });
 });
 
+describe("introspection of token shapes (opaque, JWS-shaped, ID token)", () => {
+  it("finds an opaque access token without a token_type_hint, and a refresh token after it", async () => {
+    const { person, client, tokens } = await setup();
+    expect(tokens.access_token).not.toContain(".");
+    expect((await introspect(client, tokens.access_token)).json).toMatchObject({ active: true, sub: person.user.id, client_id: client.client_id });
+    expect((await introspect(client, tokens.refresh_token)).json).toMatchObject({ active: true, sub: person.user.id });
+  });
+
+  it("answers active false for JWS-shaped strings, and for the ID token (a JWT we signed, not an access token)", async () => {
+    const { client, tokens } = await setup();
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const [idHeader, idPayload] = tokens.id_token.split(".");
+    const forged = [
+      "a.b.c",
+      `${b64({ alg: "RS256" })}.${b64({ sub: "x" })}.sig`,
+      `${b64({ alg: "RS256", kid: "no-such-key" })}.${b64({ sub: "x" })}.sig`,
+      `${b64({ alg: "HS256" })}.${b64({ sub: "x" })}.sig`,
+      `${b64({ alg: "none" })}.${b64({ sub: "x" })}.`,
+      // Our own header and claims with someone else's signature.
+      `${idHeader}.${idPayload}.${Buffer.from("forged").toString("base64url")}`,
+    ];
+    for (const value of [...forged, tokens.id_token]) {
+      const res = await introspect(client, value);
+      expect(res.status, `${value}: ${res.text}`).toBe(200);
+      expect(res.json).toEqual({ active: false });
+      expect((await userinfo(value)).status, value).toBe(401);
+    }
+  });
+});
+
+describe("repeated request parameters (RFC 6749 §3.1/§3.2: sent at most once)", () => {
+  const raw = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(server.url + path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }).then(async (res) => ({
+      status: res.status,
+      headers: res.headers,
+      json: JSON.parse(await res.text()),
+    }));
+
+  it("refuses a repeated client_id or client_secret at the token endpoint, and the refresh token still works after", async () => {
+    const { client, tokens } = await setup();
+    const rt = encodeURIComponent(tokens.refresh_token);
+    const id = encodeURIComponent(client.client_id);
+    const secret = encodeURIComponent(client.client_secret!);
+    const twiceId = await raw("/api/auth/oauth2/token", `grant_type=refresh_token&refresh_token=${rt}&client_id=${id}&client_id=${id}&client_secret=${secret}`);
+    expectOAuthError(twiceId, 400, "invalid_request");
+    const twiceSecret = await raw("/api/auth/oauth2/token", `grant_type=refresh_token&refresh_token=${rt}&client_id=${id}&client_secret=${secret}&client_secret=${secret}`);
+    expectOAuthError(twiceSecret, 400, "invalid_request");
+    expect(twiceId.json.access_token).toBeUndefined();
+    // Nothing was spent: the refresh token is still the current one.
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+  });
+
+  it("refuses a repeated client_id at introspection, and accepts the single one", async () => {
+    const { client, tokens } = await setup();
+    const id = encodeURIComponent(client.client_id);
+    const body = `token=${encodeURIComponent(tokens.access_token)}&client_id=${id}&client_id=${id}`;
+    expectOAuthError(await raw("/api/auth/oauth2/introspect", body, { authorization: client.auth }), 400, "invalid_request");
+    const once = await raw("/api/auth/oauth2/introspect", `token=${encodeURIComponent(tokens.access_token)}&client_id=${id}`, { authorization: client.auth });
+    expect(once.json.active).toBe(true);
+  });
+});
+
 describe("RFC 7009 revocation", () => {
   it("answers 200 for tokens it does not know (§2.2), but needs client authentication", async () => {
     const { client } = await setup();

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { afterAll, describe, expect, it } from "vitest";
+import { createDb } from "../lib/db.js";
+
+/**
+ * lib/db.ts, SQLite: the background checkpointer copies committed pages from the
+ * write-ahead log into the database file from a worker thread. Pages reach the main file
+ * only through a checkpoint, and the connection's own auto-checkpoint waits for 10,000
+ * pages (~40 MiB), so a megabyte of writes shows up in the main file only if the worker
+ * ran.
+ */
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function writeAMegabyte(backgroundCheckpoint: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+  dirs.push(dir);
+  const file = join(dir, "t.sqlite");
+  const database = createDb({ kind: "sqlite", file }, { backgroundCheckpoint });
+  await sql`create table blob (id integer primary key, data text not null)`.execute(database.db);
+  const before = statSync(file).size;
+  for (let i = 0; i < 64; i++) await database.db.insertInto("blob").values({ data: "x".repeat(16 * 1024) }).execute();
+  return { database, file, before };
+}
+
+async function eventually(check: () => boolean, ms: number) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe("SQLite background checkpoint", () => {
+  it("moves committed pages into the database file without a request paying for it", async () => {
+    const { database, file, before } = await writeAMegabyte(true);
+    try {
+      expect(await eventually(() => statSync(file).size >= before + 1024 * 1024, 3000)).toBe(true);
+      // The data is intact and the connection keeps working after checkpoints.
+      const row = await database.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      expect(Number(row?.n)).toBe(64);
+      await database.db.insertInto("blob").values({ data: "after" }).execute();
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("without it, the pages stay in the WAL until the connection's own threshold", async () => {
+    const { database, file, before } = await writeAMegabyte(false);
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(statSync(file).size).toBeLessThan(before + 1024 * 1024);
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(1024 * 1024);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("close() stops the worker and the file reopens with every row", async () => {
+    const { database, file } = await writeAMegabyte(true);
+    await database.close();
+    const again = createDb({ kind: "sqlite", file });
+    try {
+      const row = await again.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      expect(Number(row?.n)).toBe(64);
+    } finally {
+      await again.close();
+    }
+  });
+});
