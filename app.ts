@@ -49,7 +49,8 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
   app.get(`${BASE_PATH}/jwks`, jwksRoute(auth));
 
-  app.use(`${BASE_PATH}/*`, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
+  const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  app.use(`${BASE_PATH}/*`, (c, next) => (declaredLength(c.req.raw) === undefined ? authBodyLimit(c, next) : declaredLength(c.req.raw)! > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next()));
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
   app.route("/api/agents", agentRoutes({ auth, db, dbType: config.database.kind, authUrl }));
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
@@ -74,7 +75,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.route("/api/user", profiles.users);
   app.route("/api/bap", profiles.bap);
   app.all(`${BASE_PATH}/*`, async (c) => {
-    const res = await auth.handler(c.req.raw);
+    const res = await auth.handler(await withBufferedBody(c.req.raw));
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     return OAUTH_PROTOCOL_PATHS.has(c.req.path) ? asOAuthError(res, c.req.path) : res;
@@ -87,4 +88,23 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
   app.onError(renderError(logger));
   return app;
+}
+
+/** The Content-Length of a request that declares one (and is not chunked), else undefined. */
+function declaredLength(req: Request): number | undefined {
+  const length = req.headers.get("content-length");
+  if (length === null || req.headers.has("transfer-encoding")) return undefined;
+  return parseInt(length, 10) || 0;
+}
+
+/**
+ * better-auth reads a request body through web streams: the adapter turns the socket into
+ * a ReadableStream, endpoints that re-read the body tee it, and each reader drains a copy.
+ * A body whose length is declared (and already checked against the limit) is read once
+ * straight from the socket instead, and better-auth gets a Request over those bytes.
+ */
+async function withBufferedBody(req: Request): Promise<Request> {
+  if (req.method === "GET" || req.method === "HEAD" || !declaredLength(req)) return req;
+  const body = await req.arrayBuffer();
+  return new Request(req.url, { method: req.method, headers: req.headers, body });
 }

@@ -1,4 +1,6 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_BODY_BYTES } from "../app.js";
 import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 let server: TestServer;
@@ -99,6 +101,28 @@ describe("dynamic client registration (RFC 7591)", () => {
   it("answers an oversized body with 413, never a 500 or a hang", async () => {
     const res = await server.api("/api/auth/oauth2/register", { body: JSON.stringify({ client_name: "x".repeat(2 * 1024 * 1024), redirect_uris: ["https://a.example/cb"] }) });
     expect(res.status).toBe(413);
+  });
+
+  it("reads a chunked body (no Content-Length) too, and stops it at the limit with 413", async () => {
+    const chunked = (parts: string[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(server.url + "/api/auth/oauth2/register", { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk) => (body += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        for (const part of parts) req.write(part);
+        req.end();
+      });
+    const json = JSON.stringify({ client_name: "Chunked", redirect_uris: ["https://chunked.example/cb"], token_endpoint_auth_method: "none" });
+    const ok = await chunked([json.slice(0, 20), json.slice(20)]);
+    expect(ok.status, ok.body).toBe(201);
+    expect(JSON.parse(ok.body).client_name).toBe("Chunked");
+    const big = JSON.stringify({ client_name: "x".repeat(MAX_BODY_BYTES + 1024), redirect_uris: ["https://a.example/cb"] });
+    const tooBig = await chunked([big.slice(0, 100_000), big.slice(100_000)]);
+    expect(tooBig.status).toBe(413);
   });
 });
 
