@@ -488,6 +488,24 @@ describe("authorized apps (/api/authorized-apps)", () => {
     expectProblem(await server.api(`/api/authorized-apps/${client.client_id}`, { method: "DELETE", headers: { authorization: `Bearer ${tokens.access_token}` } }), 401);
     expect((await userinfo(tokens.access_token)).status).toBe(200);
   });
+
+  it("sign-in hands out the session token in set-auth-token (for bearer use); a plain get-session sets nothing", async () => {
+    const person = await signUp(server);
+    const res = await fetch(server.url + "/api/auth/sign-in/email", {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url },
+      body: JSON.stringify({ email: person.email, password: person.password }),
+    });
+    expect(res.status).toBe(200);
+    const bearer = res.headers.get("set-auth-token");
+    expect(bearer).toBeTruthy();
+    expect(res.headers.get("access-control-expose-headers") ?? "").toContain("set-auth-token");
+    expect((await server.api("/api/authorized-apps", { headers: { authorization: `Bearer ${bearer}` } })).status).toBe(200);
+    const session = await fetch(server.url + "/api/auth/get-session", { headers: { authorization: `Bearer ${bearer}` } });
+    expect(session.status).toBe(200);
+    expect(((await session.json()) as Json).user.id).toBe(person.user.id);
+    expect(session.headers.get("set-auth-jwt")).toBeNull();
+  });
 });
 
 describe("the four operations stay separate", () => {
