@@ -50,7 +50,12 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.get(`${BASE_PATH}/jwks`, jwksRoute(auth));
 
   const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
-  app.use(`${BASE_PATH}/*`, (c, next) => (declaredLength(c.req.raw) === undefined ? authBodyLimit(c, next) : declaredLength(c.req.raw)! > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next()));
+  app.use(`${BASE_PATH}/*`, (c, next) => {
+    if (hasNoBody(c.req.raw)) return next();
+    const length = declaredLength(c.req.raw);
+    if (length === undefined) return authBodyLimit(c, next);
+    return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
+  });
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
   app.route("/api/agents", agentRoutes({ auth, db, dbType: config.database.kind, authUrl }));
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
@@ -90,6 +95,11 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   return app;
 }
 
+/** GET and HEAD requests that announce no body (no Content-Length, not chunked). */
+function hasNoBody(req: Request): boolean {
+  return (req.method === "GET" || req.method === "HEAD") && !req.headers.has("content-length") && !req.headers.has("transfer-encoding");
+}
+
 /** The Content-Length of a request that declares one (and is not chunked), else undefined. */
 function declaredLength(req: Request): number | undefined {
   const length = req.headers.get("content-length");
@@ -104,6 +114,9 @@ function declaredLength(req: Request): number | undefined {
  * straight from the socket instead, and better-auth gets a Request over those bytes.
  */
 async function withBufferedBody(req: Request): Promise<Request> {
+  // A GET or HEAD without a body: a Request of its own, without the adapter's per-request
+  // AbortController and socket-backed body plumbing (nothing here aborts on disconnect).
+  if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
   if (req.method === "GET" || req.method === "HEAD" || !declaredLength(req)) return req;
   const body = await req.arrayBuffer();
   return new Request(req.url, { method: req.method, headers: req.headers, body });
