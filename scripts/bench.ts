@@ -15,6 +15,8 @@
  * of them marks the row invalid (the script then exits 1).
  *
  * Options: --duration=SECONDS (per route, default 8), --warmup=SECONDS (default 2),
+ * --rounds=N (default 1: each round measures every route once, in turn; the table shows
+ * the median and the range, which on a shared machine says more than one run),
  * --connections=N (default 10), --only=name[,name] (discovery, jwks, get-session,
  * userinfo, introspect, refresh), --json (machine-readable result on stdout),
  * --cpu-prof=DIR (a V8 CPU profile of the server per measured run, DIR/<route>.cpuprofile).
@@ -158,9 +160,19 @@ function must(cond: unknown, what: string, res?: { status: number; text: string 
 
 interface Fixture {
   cookie: string;
+  /** The client that introspects and whose access token userinfo reads. */
   basic: string;
   accessToken: string;
+  /** Refresh chains for one round of the refresh scenario, and the client they belong to. */
+  refreshBasic: string;
   refreshTokens: string[];
+  /**
+   * New chains under a newly registered client, for the next round. A refresh run ends
+   * with requests cut off mid-flight (rotated on the server, the answer never read), and
+   * the fixture's own access token must not share a family (client + user) with chains
+   * that rotation or reuse detection may revoke.
+   */
+  newChains(count: number): Promise<{ basic: string; tokens: string[] }>;
 }
 
 async function setUp(base: string, refreshChains: number): Promise<Fixture> {
@@ -169,21 +181,23 @@ async function setUp(base: string, refreshChains: number): Promise<Fixture> {
   must(signUp.status === 200, "sign-up", signUp);
   const cookie = cookiesOf(signUp.headers);
 
-  const reg = await call(base, "/api/auth/oauth2/register", {
-    cookie,
-    body: {
-      client_name: "Bench App",
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: "client_secret_basic",
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-    },
-  });
-  must(reg.status === 201 && reg.json?.client_secret, "client registration", reg);
-  const clientId: string = reg.json.client_id;
-  const basic = "Basic " + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(reg.json.client_secret)}`).toString("base64");
+  const register = async () => {
+    const reg = await call(base, "/api/auth/oauth2/register", {
+      cookie,
+      body: {
+        client_name: "Bench App",
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: "client_secret_basic",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+      },
+    });
+    must(reg.status === 201 && reg.json?.client_secret, "client registration", reg);
+    const clientId: string = reg.json.client_id;
+    return { clientId, basic: "Basic " + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(reg.json.client_secret)}`).toString("base64") };
+  };
 
-  const codeFlow = async () => {
+  const codeFlow = async ({ clientId, basic }: { clientId: string; basic: string }) => {
     const verifier = randomBytes(32).toString("base64url");
     const challenge = createHash("sha256").update(verifier).digest("base64url");
     const params = new URLSearchParams({
@@ -214,11 +228,20 @@ async function setUp(base: string, refreshChains: number): Promise<Fixture> {
     return tok.json as { access_token: string; refresh_token: string };
   };
 
-  const first = await codeFlow();
-  const refreshTokens = [first.refresh_token];
-  while (refreshTokens.length < refreshChains) refreshTokens.push((await codeFlow()).refresh_token);
-  return { cookie, basic, accessToken: first.access_token, refreshTokens };
+  const newChains = async (count: number) => {
+    const client = await register();
+    const tokens: string[] = [];
+    while (tokens.length < count) tokens.push((await codeFlow(client)).refresh_token);
+    return { basic: client.basic, tokens };
+  };
+  const main = await register();
+  const first = await codeFlow(main);
+  const chains = await newChains(refreshChains);
+  return { cookie, basic: main.basic, accessToken: first.access_token, refreshBasic: chains.basic, refreshTokens: chains.tokens, newChains };
 }
+
+/** The speed goals of issue 2 (req/s on this 2-core machine, SQLite, load generator on the box). */
+const GOALS: Record<string, number> = { discovery: 5000, jwks: 5000, "get-session": 2000, introspect: 1000, refresh: 500 };
 
 interface Scenario {
   name: string;
@@ -271,7 +294,7 @@ function scenarios(fx: Fixture): Scenario[] {
           {
             method: "POST",
             path: "/api/auth/oauth2/token",
-            headers: { authorization: fx.basic, "content-type": "application/x-www-form-urlencoded" },
+            headers: { authorization: fx.refreshBasic, "content-type": "application/x-www-form-urlencoded" },
             setupRequest: (req: any) => {
               // An empty pool (chains lost to failures) sends a bogus token: a 4xx, so the row is invalid.
               const token = pool.shift() ?? "pool-ran-dry";
@@ -346,6 +369,7 @@ async function main() {
   const seconds = Number(arg("duration") ?? 8);
   const warmup = Number(arg("warmup") ?? 2);
   const connections = Number(arg("connections") ?? 10);
+  const rounds = Math.max(1, Number(arg("rounds") ?? 1));
   const only = arg("only")?.split(",");
   const asJson = arg("json") === "true";
   const dir = mkdtempSync(join(tmpdir(), "idp-bench-"));
@@ -367,33 +391,40 @@ async function main() {
     // A run can end with one token per connection built or in flight and never answered
     // (lost to the pool): four per connection cover the warm-up and the measured run.
     const fx = await setUp(url, connections * 4);
-    for (const s of scenarios(fx)) {
-      if (only && !only.includes(s.name)) continue;
-      if (warmup > 0) await run(url, s, warmup, connections);
-      if (profileDir) await profile("start");
-      const cpuBefore = serverCpuMs(child.pid);
-      const r = await run(url, s, seconds, connections);
-      const cpuAfter = serverCpuMs(child.pid);
-      if (profileDir) await profile("stop", resolve(profileDir, `${s.name}.cpuprofile`));
-      const mismatches = r.mismatches ?? 0;
-      const row: Row = {
-        route: s.name,
-        rps: Math.round(r.requests.average),
-        p50: r.latency.p50,
-        p99: r.latency.p99,
-        requests: r.requests.total,
-        non2xx: r.non2xx,
-        errors: r.errors,
-        timeouts: r.timeouts,
-        mismatches,
-        cpuMsPerReq: cpuBefore !== undefined && cpuAfter !== undefined && r.requests.total ? (cpuAfter - cpuBefore) / r.requests.total : undefined,
-        valid: r.non2xx === 0 && r.errors === 0 && r.timeouts === 0 && mismatches === 0 && r.requests.total > 0,
-      };
-      rows.push(row);
-      if (!asJson) process.stderr.write(`  ${s.name}: ${row.rps} req/s\n`);
-      if (!row.valid) {
-        const codes = Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => `${code}x${v.count}`).join(" ");
-        process.stderr.write(`  ${s.name}: INVALID run; status codes ${codes}; first bad body: ${firstBad.get(s.name) ?? "-"}\n`);
+    for (let round = 0; round < rounds; round++) {
+      if (round > 0 && (!only || only.includes("refresh"))) {
+        const next = await fx.newChains(connections * 4);
+        fx.refreshBasic = next.basic;
+        fx.refreshTokens = next.tokens;
+      }
+      for (const s of scenarios(fx)) {
+        if (only && !only.includes(s.name)) continue;
+        if (warmup > 0) await run(url, s, warmup, connections);
+        if (profileDir) await profile("start");
+        const cpuBefore = serverCpuMs(child.pid);
+        const r = await run(url, s, seconds, connections);
+        const cpuAfter = serverCpuMs(child.pid);
+        if (profileDir) await profile("stop", resolve(profileDir, rounds > 1 ? `${s.name}.${round + 1}.cpuprofile` : `${s.name}.cpuprofile`));
+        const mismatches = r.mismatches ?? 0;
+        const row: Row = {
+          route: s.name,
+          rps: Math.round(r.requests.average),
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          requests: r.requests.total,
+          non2xx: r.non2xx,
+          errors: r.errors,
+          timeouts: r.timeouts,
+          mismatches,
+          cpuMsPerReq: cpuBefore !== undefined && cpuAfter !== undefined && r.requests.total ? (cpuAfter - cpuBefore) / r.requests.total : undefined,
+          valid: r.non2xx === 0 && r.errors === 0 && r.timeouts === 0 && mismatches === 0 && r.requests.total > 0,
+        };
+        rows.push(row);
+        if (!asJson) process.stderr.write(`  ${s.name}: ${row.rps} req/s\n`);
+        if (!row.valid) {
+          const codes = Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => `${code}x${v.count}`).join(" ");
+          process.stderr.write(`  ${s.name}: INVALID run; status codes ${codes}; first bad body: ${firstBad.get(s.name) ?? "-"}\n`);
+        }
       }
     }
   } finally {
@@ -402,21 +433,68 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  const summary = summarize(rows);
   if (asJson) {
-    process.stdout.write(JSON.stringify({ seconds, connections, rows }, null, 2) + "\n");
+    process.stdout.write(JSON.stringify({ seconds, connections, rounds, summary, rows }, null, 2) + "\n");
   } else {
-    const header = ["route", "req/s", "p50 ms", "p99 ms", "requests", "non-2xx", "errors", "timeouts", "bad body", "server CPU ms/req", "valid"];
-    const lines = rows.map((r) =>
-      [r.route, r.rps, r.p50, r.p99, r.requests, r.non2xx, r.errors, r.timeouts, r.mismatches, r.cpuMsPerReq?.toFixed(3) ?? "n/a", r.valid ? "yes" : "NO"].map(String),
+    const header = ["route", "req/s", "range", "goal", "p50 ms", "p99 ms", "requests", "non-2xx", "errors", "timeouts", "bad body", "server CPU ms/req", "valid"];
+    const lines = summary.map((r) =>
+      [
+        r.route,
+        r.rps,
+        r.min === r.max ? "-" : `${r.min}-${r.max}`,
+        r.goal === undefined ? "-" : `${r.goal} ${r.rps >= r.goal ? "met" : "MISSED"}`,
+        r.p50,
+        r.p99,
+        r.requests,
+        r.non2xx,
+        r.errors,
+        r.timeouts,
+        r.mismatches,
+        r.cpuMsPerReq?.toFixed(3) ?? "n/a",
+        r.valid ? "yes" : "NO",
+      ].map(String),
     );
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
     const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
-    process.stdout.write(`\n${seconds}s per route, ${connections} connections, loopback, SQLite\n${fmt(header)}\n${lines.map(fmt).join("\n")}\n`);
+    const what = rounds > 1 ? `median of ${rounds} rounds, ` : "";
+    process.stdout.write(`\n${what}${seconds}s per route, ${connections} connections, loopback, SQLite\n${fmt(header)}\n${lines.map(fmt).join("\n")}\n`);
   }
   if (rows.some((r) => !r.valid)) process.exitCode = 1;
 }
 
-export { setUp, call, type Fixture };
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** One line per route over its rounds: medians of the rates, sums of the counts. */
+function summarize(rows: Row[]) {
+  const routes = [...new Set(rows.map((r) => r.route))];
+  return routes.map((route) => {
+    const mine = rows.filter((r) => r.route === route);
+    const cpu = mine.map((r) => r.cpuMsPerReq).filter((v): v is number => v !== undefined);
+    return {
+      route,
+      rps: Math.round(median(mine.map((r) => r.rps))),
+      min: Math.min(...mine.map((r) => r.rps)),
+      max: Math.max(...mine.map((r) => r.rps)),
+      goal: GOALS[route],
+      p50: median(mine.map((r) => r.p50)),
+      p99: median(mine.map((r) => r.p99)),
+      requests: mine.reduce((n, r) => n + r.requests, 0),
+      non2xx: mine.reduce((n, r) => n + r.non2xx, 0),
+      errors: mine.reduce((n, r) => n + r.errors, 0),
+      timeouts: mine.reduce((n, r) => n + r.timeouts, 0),
+      mismatches: mine.reduce((n, r) => n + r.mismatches, 0),
+      cpuMsPerReq: cpu.length ? median(cpu) : undefined,
+      valid: mine.every((r) => r.valid),
+    };
+  });
+}
+
+export { setUp, call, summarize, type Fixture };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const serveDir = arg("serve");
