@@ -119,5 +119,14 @@ async function withBufferedBody(req: Request): Promise<Request> {
   if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
   if (req.method === "GET" || req.method === "HEAD" || !declaredLength(req)) return req;
   const body = await req.arrayBuffer();
-  return new Request(req.url, { method: req.method, headers: req.headers, body });
+  const buffered = new Request(req.url, { method: req.method, headers: req.headers, body });
+  // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
+  // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
+  if (req.headers.get("content-type")?.toLowerCase().includes("application/x-www-form-urlencoded")) {
+    Object.defineProperty(buffered, RAW_FORM_BODY, { value: new TextDecoder().decode(body) });
+  }
+  return buffered;
 }
+
+/** Where better-call (patched) keeps and looks for the raw text of a URL-encoded body. */
+export const RAW_FORM_BODY = Symbol.for("better-call.rawFormBody");
