@@ -304,6 +304,28 @@ describe("RFC 7009 revocation", () => {
     expectOAuthError(await form("/api/auth/oauth2/revoke", { token: "x" }, { authorization: basicAuth(client.client_id, "wrong-secret") }), 401, "invalid_client");
   });
 
+  it("answers every 200 alike (known, unknown, another client's, forged JWS-shaped tokens): the body says nothing", async () => {
+    const { client, tokens } = await setup();
+    const other = await confidentialClient();
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const [idHeader, idPayload] = tokens.id_token.split(".");
+    const cases = [
+      () => revoke(client, "never-issued-token"),
+      () => revoke(other, tokens.access_token),
+      () => revoke(client, `${b64({ alg: "RS256", kid: "no-such-key" })}.${b64({ sub: "x" })}.sig`),
+      () => revoke(client, `${idHeader}.${idPayload}.${Buffer.from("forged").toString("base64url")}`),
+      () => revoke(client, tokens.id_token),
+      () => revoke(client, tokens.access_token),
+      () => revoke(client, tokens.refresh_token),
+    ];
+    for (const [i, send] of cases.entries()) {
+      const res = await send();
+      expect(res.status, `case ${i}: ${res.text}`).toBe(200);
+      expect(res.text, `case ${i}`).toBe("");
+    }
+    expect((await userinfo(tokens.access_token)).status).toBe(401);
+  });
+
   it("refuses a request without a token with 400 invalid_request", async () => {
     const { client } = await setup();
     expectOAuthError(await form("/api/auth/oauth2/revoke", {}, { authorization: client.auth }), 400, "invalid_request");
