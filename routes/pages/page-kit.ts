@@ -46,7 +46,8 @@ export function pageKit(auth: Auth, authUrl: string): PageKit {
     async form(c) {
       const type = c.req.header("content-type") ?? "";
       if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
-      const data = await c.req.parseBody();
+      // A malformed multipart body (no boundary, broken parts) makes the parser throw: it is not a form either.
+      const data = await c.req.parseBody().catch(() => ({}));
       const out: Record<string, string> = {};
       for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = v;
       return out;
