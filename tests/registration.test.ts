@@ -126,6 +126,48 @@ describe("dynamic client registration (RFC 7591)", () => {
   });
 });
 
+describe("registration limits and post-logout redirect URIs", () => {
+  const web = { redirect_uris: ["https://rp.example.com/cb"], token_endpoint_auth_method: "none" };
+
+  it("refuses post_logout_redirect_uris that would be unsafe redirect targets, as redirect_uris are", async () => {
+    for (const uri of ["file:///etc/passwd", "https://user:pass@rp.example.com/out", "https://rp.example.com/out#x", "custom.scheme:/out", "myapp://host/out", "http://rp.example.com/out", "https://127.0.0.1/out", "not a uri"]) {
+      const res = await register({ ...web, post_logout_redirect_uris: [uri] });
+      expect(res.status, uri).toBe(400);
+      expect(res.json.error, uri).toBe("invalid_redirect_uri");
+    }
+    const ok = await register({ ...web, post_logout_redirect_uris: ["https://rp.example.com/logged-out"] });
+    expect(ok.status).toBe(201);
+    expect(ok.json.post_logout_redirect_uris).toEqual(["https://rp.example.com/logged-out"]);
+    // A native app may come back to a loopback port or its reverse-domain scheme.
+    const native = await register({
+      redirect_uris: ["com.example.app:/cb"],
+      application_type: "native",
+      token_endpoint_auth_method: "none",
+      post_logout_redirect_uris: ["com.example.app:/logged-out", "http://127.0.0.1:8123/out"],
+    });
+    expect(native.status, native.text).toBe(201);
+  });
+
+  it("bounds list lengths and string sizes with 400 invalid_client_metadata / invalid_redirect_uri", async () => {
+    const many = Array.from({ length: 21 }, (_, i) => `https://rp.example.com/cb${i}`);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...web, redirect_uris: many }, "invalid_redirect_uri"],
+      [{ ...web, post_logout_redirect_uris: many }, "invalid_redirect_uri"],
+      [{ ...web, redirect_uris: [`https://rp.example.com/${"a".repeat(2100)}`] }, "invalid_redirect_uri"],
+      [{ ...web, client_name: "n".repeat(201) }, "invalid_client_metadata"],
+      [{ ...web, contacts: Array.from({ length: 21 }, (_, i) => `c${i}@example.com`) }, "invalid_client_metadata"],
+      [{ ...web, logo_uri: `https://rp.example.com/${"l".repeat(2100)}` }, "invalid_client_metadata"],
+    ];
+    for (const [body, error] of cases) {
+      const res = await register(body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.json.error).toBe(error);
+    }
+    const atLimit = await register({ ...web, redirect_uris: many.slice(0, 20), client_name: "n".repeat(200) });
+    expect(atLimit.status, atLimit.text).toBe(201);
+  });
+});
+
 describe("registration rate limit", () => {
   it("limits registrations per IP and says when to retry", async () => {
     const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "3", TRUST_PROXY: "true" });

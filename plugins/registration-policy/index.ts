@@ -15,8 +15,84 @@ function isHttpLoopback(uri: unknown): boolean {
   }
 }
 
-function invalidMetadata(description: string): never {
-  throw new APIError("BAD_REQUEST", { error: "invalid_client_metadata", error_description: description });
+function invalidMetadata(description: string, error = "invalid_client_metadata"): never {
+  throw new APIError("BAD_REQUEST", { error, error_description: description });
+}
+
+/** Bounds on what one registration may store (none is an RFC value; all are generous). */
+const MAX_LIST = 20;
+const MAX_URI = 2048;
+const MAX_STRING: Record<string, number> = {
+  client_name: 200,
+  client_uri: MAX_URI,
+  logo_uri: MAX_URI,
+  tos_uri: MAX_URI,
+  policy_uri: MAX_URI,
+  jwks_uri: MAX_URI,
+  backchannel_logout_uri: MAX_URI,
+  software_id: 200,
+  software_version: 200,
+  software_statement: 8192,
+  scope: 1000,
+};
+const LISTS = ["redirect_uris", "post_logout_redirect_uris", "contacts", "grant_types", "response_types", "resources"] as const;
+const LIST_ITEM_MAX: Record<(typeof LISTS)[number], number> = {
+  redirect_uris: MAX_URI,
+  post_logout_redirect_uris: MAX_URI,
+  contacts: 320,
+  grant_types: 100,
+  response_types: 100,
+  resources: MAX_URI,
+};
+
+function checkSizes(body: Record<string, unknown>) {
+  for (const [field, max] of Object.entries(MAX_STRING)) {
+    const value = body[field];
+    if (typeof value === "string" && value.length > max) invalidMetadata(`${field} is longer than ${max} characters`);
+  }
+  for (const field of LISTS) {
+    const value = body[field];
+    if (!Array.isArray(value)) continue;
+    const error = field.endsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
+    if (value.length > MAX_LIST) invalidMetadata(`${field} may list at most ${MAX_LIST} values`, error);
+    if (value.some((item) => typeof item === "string" && item.length > LIST_ITEM_MAX[field])) invalidMetadata(`a value of ${field} is longer than ${LIST_ITEM_MAX[field]} characters`, error);
+  }
+}
+
+/** RFC 8252 §7.1 private-use scheme: reverse-domain, no authority (com.example.app:/logout). */
+const REVERSE_DOMAIN_SCHEME = /^[a-z](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
+
+/**
+ * post_logout_redirect_uris get the rules oauth-provider applies to redirect_uris (it checks
+ * them only for a URL shape, so file:, credentials or any custom scheme were stored and
+ * later used as a redirect target): no fragment or credentials; web clients https on a
+ * non-loopback host; native clients that, http on an exact loopback host, or a
+ * reverse-domain private-use scheme.
+ */
+function checkLogoutRedirect(uri: unknown, applicationType: string) {
+  const bad = (why: string): never => invalidMetadata(`post_logout_redirect_uris: ${why}`, "invalid_redirect_uri");
+  if (typeof uri !== "string") return bad("each value must be a string");
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return bad(`not an absolute URI: ${uri}`);
+  }
+  if (uri.includes("#") || url.username || url.password) bad(`no fragment or credentials allowed: ${uri}`);
+  const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127\./.test(url.hostname);
+  if (url.protocol === "https:") {
+    if (loopback) bad(`https on a loopback host is not allowed: ${uri}`);
+    return;
+  }
+  if (applicationType === "web") bad(`web clients need https: ${uri}`);
+  if (url.protocol === "http:") {
+    if (!LOOPBACK_HOSTS.has(url.hostname)) bad(`http only on localhost, 127.0.0.1 or [::1]: ${uri}`);
+    return;
+  }
+  const rest = url.href.slice(url.protocol.length);
+  if (url.host || !rest.startsWith("/") || rest.startsWith("//") || !REVERSE_DOMAIN_SCHEME.test(url.protocol.slice(0, -1))) {
+    bad(`native private-use schemes must be reverse-domain names without an authority: ${uri}`);
+  }
 }
 
 /**
@@ -46,10 +122,17 @@ export function registrationPolicy(options: { development: boolean }) {
             if (body.owner_bap_id !== undefined && (typeof body.owner_bap_id !== "string" || !BAP_ID.test(body.owner_bap_id))) {
               invalidMetadata("owner_bap_id must be a BAP identity key (base58)");
             }
-            if (!options.development || (body.application_type !== undefined && body.application_type !== "web")) return;
+            checkSizes(body);
             const uris = body.redirect_uris;
-            if (!Array.isArray(uris) || !uris.length || !uris.every(isHttpLoopback)) return;
-            return { context: { body: { ...body, application_type: "native" } } };
+            const loopbackWebApp =
+              options.development &&
+              (body.application_type === undefined || body.application_type === "web") &&
+              Array.isArray(uris) &&
+              uris.length > 0 &&
+              uris.every(isHttpLoopback);
+            const applicationType = loopbackWebApp ? "native" : typeof body.application_type === "string" ? body.application_type : "web";
+            if (Array.isArray(body.post_logout_redirect_uris)) for (const uri of body.post_logout_redirect_uris) checkLogoutRedirect(uri, applicationType);
+            if (loopbackWebApp) return { context: { body: { ...body, application_type: "native" } } };
           }),
         },
       ],
