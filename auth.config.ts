@@ -114,6 +114,10 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
     advanced: {
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
       useSecureCookies: config.authUrl.startsWith("https://"),
+      // better-auth turns its Origin/CSRF and callback-URL checks off whenever NODE_ENV=test;
+      // stated here, they run the same in the test suite as in production.
+      disableOriginCheck: false,
+      disableCSRFCheck: false,
     },
     // The jwt plugin's session-JWT route is not part of our surface: sessions are cookies or bearer.
     // The device grant is redeemed at /oauth2/token (RFC 8628 §3.4), never for a first-party session at /device/token.

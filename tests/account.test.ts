@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Mail } from "../lib/mailer.js";
 import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { signUp } from "./helpers/oauth.js";
 
 /**
  * better-auth's default account surface under /api/auth, black-box, against the shapes in
@@ -379,6 +380,35 @@ describe("account surface (e-mail verification off)", () => {
       expectMessage(res, 400);
       expect(box.count(account.email)).toBe(0);
     });
+  });
+});
+
+describe("cross-site requests (better-auth's Origin / CSRF checks, on in tests as in production)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("refuses a cookie-bearing POST from another origin with 403, and the session survives", async () => {
+    const person = await signUp(server);
+    const evil = await server.api("/api/auth/sign-out", { method: "POST", body: {}, cookie: person.cookie, headers: { origin: "https://evil.example" } });
+    expect(evil.status).toBe(403);
+    const still = await server.api("/api/auth/get-session", { cookie: person.cookie });
+    expect(still.json?.user?.id).toBe(person.user.id);
+    const same = await server.api("/api/auth/sign-out", { method: "POST", body: {}, cookie: person.cookie });
+    expect(same.status).toBe(200);
+  });
+
+  it("refuses a callbackURL on another origin with 403", async () => {
+    const res = await server.api("/api/auth/sign-up/email", {
+      body: { name: "Callback", email: `cb-${Date.now()}@example.com`, password: PASSWORD, callbackURL: "https://evil.example/landing" },
+    });
+    expect(res.status).toBe(403);
+    const reset = await server.api("/api/auth/request-password-reset", { body: { email: "nobody@example.com", redirectTo: "https://evil.example/reset" } });
+    expect(reset.status).toBe(403);
   });
 });
 
