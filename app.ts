@@ -6,9 +6,9 @@ import type { Kysely } from "kysely";
 import { BASE_PATH, type Auth } from "./auth.config.js";
 import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import type { Config } from "./lib/env.js";
-import { problems } from "./lib/errors.js";
+import { OAuthError, problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
-import { asOAuthError, problemResponse, renderError } from "./lib/respond.js";
+import { asOAuthError, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
 import { memoryWindowLimiter, redisWindowLimiter } from "./lib/rate-limit.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -18,6 +18,7 @@ import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
+import { hasNulInForm, hasNulInJson, NUL_REFUSED } from "./lib/validate.js";
 
 export interface AppDeps {
   auth: Auth;
@@ -42,6 +43,11 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
 
   app.use(async (c, next) => {
     c.set("requestId" as never, (c.req.header("x-request-id")?.slice(0, 64) || randomUUID()) as never);
+    await next();
+  });
+  // NUL characters in the path, the query string or Basic credentials (bodies: readJson, withBufferedBody).
+  app.use(async (c, next) => {
+    if (hasNulInForm(c.req.url) || hasNulInBasic(c.req.header("authorization"))) return nulRefused(c.req.path);
     await next();
   });
 
@@ -80,7 +86,9 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.route("/api/user", profiles.users);
   app.route("/api/bap", profiles.bap);
   app.all(`${BASE_PATH}/*`, async (c) => {
-    const res = await auth.handler(await withBufferedBody(c.req.raw));
+    const req = await withBufferedBody(c.req.raw);
+    if (!req) return nulRefused(c.req.path);
+    const res = await auth.handler(req);
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     return OAUTH_PROTOCOL_PATHS.has(c.req.path) ? asOAuthError(res, c.req.path) : res;
@@ -113,19 +121,37 @@ function declaredLength(req: Request): number | undefined {
  * A body whose length is declared (and already checked against the limit) is read once
  * straight from the socket instead, and better-auth gets a Request over those bytes.
  */
-async function withBufferedBody(req: Request): Promise<Request> {
+async function withBufferedBody(req: Request): Promise<Request | null> {
   // A GET or HEAD without a body: a Request of its own, without the adapter's per-request
   // AbortController and socket-backed body plumbing (nothing here aborts on disconnect).
   if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
-  if (req.method === "GET" || req.method === "HEAD" || !declaredLength(req)) return req;
+  // A declared empty body passes as it is; a chunked one was already read (and limited) by
+  // the body-limit middleware, and is read here again from that buffer.
+  if (req.method === "GET" || req.method === "HEAD" || declaredLength(req) === 0) return req;
   const body = await req.arrayBuffer();
   const buffered = new Request(req.url, { method: req.method, headers: req.headers, body });
-  // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
-  // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
-  if (req.headers.get("content-type")?.toLowerCase().includes("application/x-www-form-urlencoded")) {
-    Object.defineProperty(buffered, RAW_FORM_BODY, { value: new TextDecoder().decode(body) });
-  }
+  const type = req.headers.get("content-type")?.toLowerCase() ?? "";
+  const text = new TextDecoder().decode(body);
+  // null: the body carries a NUL character (lib/validate.ts), refused by the caller.
+  if (type.includes("application/x-www-form-urlencoded")) {
+    if (hasNulInForm(text)) return null;
+    // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
+    // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
+    Object.defineProperty(buffered, RAW_FORM_BODY, { value: text });
+  } else if (hasNulInJson(text)) return null;
   return buffered;
+}
+
+/** Basic credentials (RFC 6749 §2.3.1: form-encoded inside base64) that decode to a NUL. */
+function hasNulInBasic(authorization: string | undefined): boolean {
+  if (!authorization || !/^basic /i.test(authorization)) return false;
+  return hasNulInForm(Buffer.from(authorization.slice(6).trim(), "base64").toString("latin1"));
+}
+
+/** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
+function nulRefused(path: string): Response {
+  if (OAUTH_PROTOCOL_PATHS.has(path)) return oauthErrorResponse(new OAuthError("invalid_request", NUL_REFUSED));
+  return problemResponse(problems.badRequest(NUL_REFUSED), path);
 }
 
 /** Where better-call (patched) keeps and looks for the raw text of a URL-encoded body. */

@@ -27,6 +27,7 @@ export async function readJson<S extends v.GenericSchema>(c: Context, schema: S,
   if (declared > maxBytes) throw problems.tooLarge();
   const raw = await c.req.text();
   if (Buffer.byteLength(raw) > maxBytes) throw problems.tooLarge();
+  if (hasNulInJson(raw)) throw problems.badRequest(NUL_REFUSED);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -35,6 +36,21 @@ export async function readJson<S extends v.GenericSchema>(c: Context, schema: S,
   }
   return { value: check(schema, parsed), raw };
 }
+
+/**
+ * NUL characters. No parameter of ours or of OAuth has a use for them, SQLite and
+ * PostgreSQL disagree about them (PostgreSQL refuses to store or even compare text
+ * containing U+0000, which surfaced as 500s), so they are refused at the edge: in a query
+ * string or form as %00, in JSON as the \u0000 escape (not an escaped backslash before
+ * "u0000"), anywhere as the raw byte.
+ */
+export function hasNulInForm(text: string): boolean {
+  return text.includes("\0") || text.includes("%00");
+}
+export function hasNulInJson(text: string): boolean {
+  return text.includes("\0") || /(?:^|[^\\])(?:\\\\)*\\u0000/.test(text);
+}
+export const NUL_REFUSED = "NUL characters (U+0000) are not accepted in requests.";
 
 /** Query parameters, validated like a body. */
 export function readQuery<S extends v.GenericSchema>(c: Context, schema: S): v.InferOutput<S> {

@@ -168,6 +168,32 @@ describe("registration limits and post-logout redirect URIs", () => {
   });
 });
 
+describe("NUL characters (refused at the edge, the same on SQLite and PostgreSQL)", () => {
+  it("answers 400 in the route's family for U+0000 in JSON, forms, paths, queries and Basic credentials", async () => {
+    const reg = await register({ client_name: "a\u0000b", redirect_uris: ["https://rp.example.com/cb"], token_endpoint_auth_method: "none" });
+    expect(reg.status).toBe(400);
+    expect(reg.json.error).toBe("invalid_request");
+    const form = (body: string, headers: Record<string, string> = {}) =>
+      fetch(server.url + "/api/auth/oauth2/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body });
+    const tokenRes = await form("grant_type=refresh_token&refresh_token=x%00&client_id=abc");
+    expect(tokenRes.status).toBe(400);
+    expect(((await tokenRes.json()) as { error: string }).error).toBe("invalid_request");
+    const basic = await form("grant_type=refresh_token&refresh_token=x", { authorization: "Basic " + Buffer.from("a\u0000:b").toString("base64") });
+    expect(basic.status).toBe(400);
+    const path = await fetch(server.url + "/api/authorized-apps/%00", { method: "DELETE" });
+    expect(path.status).toBe(400);
+    expect(path.headers.get("content-type")).toContain("application/problem+json");
+    const query = await fetch(server.url + "/api/auth/oauth2/authorize?client_id=%00&response_type=code");
+    expect(query.status).toBe(400);
+  });
+
+  it("accepts the six characters \\u0000 written as text (an escaped backslash), and %2500", async () => {
+    const res = await register({ client_name: "literally \\u0000 and %2500", redirect_uris: ["https://rp.example.com/cb"], token_endpoint_auth_method: "none" });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.client_name).toBe("literally \\u0000 and %2500");
+  });
+});
+
 describe("registration rate limit", () => {
   it("limits registrations per IP and says when to retry", async () => {
     const limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", REGISTER_RATE_LIMIT: "3", TRUST_PROXY: "true" });

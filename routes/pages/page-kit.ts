@@ -49,7 +49,8 @@ export function pageKit(auth: Auth, authUrl: string): PageKit {
       // A malformed multipart body (no boundary, broken parts) makes the parser throw: it is not a form either.
       const data = await c.req.parseBody().catch(() => ({}));
       const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = v;
+      // A value with a NUL character is no value (lib/validate.ts): the page asks for it again.
+      for (const [k, v] of Object.entries(data)) if (typeof v === "string" && !v.includes("\0")) out[k] = v;
       return out;
     },
     redirectWith(upstream, location) {
