@@ -18,7 +18,7 @@ import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
-import { hasNulInForm, hasNulInJson, NUL_REFUSED } from "./lib/validate.js";
+import { hasNulInForm, hasNulInJson, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
 
 export interface AppDeps {
   auth: Auth;
@@ -131,7 +131,7 @@ async function withBufferedBody(req: Request): Promise<Request | null> {
   const body = await req.arrayBuffer();
   const buffered = new Request(req.url, { method: req.method, headers: req.headers, body });
   const type = req.headers.get("content-type")?.toLowerCase() ?? "";
-  const text = new TextDecoder().decode(body);
+  const text = utf8.decode(body);
   // null: the body carries a NUL character (lib/validate.ts), refused by the caller.
   if (type.includes("application/x-www-form-urlencoded")) {
     if (hasNulInForm(text)) return null;
@@ -141,6 +141,8 @@ async function withBufferedBody(req: Request): Promise<Request | null> {
   } else if (hasNulInJson(text)) return null;
   return buffered;
 }
+
+const utf8 = new TextDecoder();
 
 /** Basic credentials (RFC 6749 §2.3.1: form-encoded inside base64) that decode to a NUL. */
 function hasNulInBasic(authorization: string | undefined): boolean {
@@ -153,6 +155,3 @@ function nulRefused(path: string): Response {
   if (OAUTH_PROTOCOL_PATHS.has(path)) return oauthErrorResponse(new OAuthError("invalid_request", NUL_REFUSED));
   return problemResponse(problems.badRequest(NUL_REFUSED), path);
 }
-
-/** Where better-call (patched) keeps and looks for the raw text of a URL-encoded body. */
-export const RAW_FORM_BODY = Symbol.for("better-call.rawFormBody");

@@ -52,6 +52,18 @@ export function hasNulInJson(text: string): boolean {
 }
 export const NUL_REFUSED = "NUL characters (U+0000) are not accepted in requests.";
 
+/**
+ * Where better-call (patches/better-call+1.4.5.patch) keeps and looks for the raw text of a
+ * URL-encoded body, so endpoints that read a form twice need not tee the request.
+ */
+export const RAW_FORM_BODY = Symbol.for("better-call.rawFormBody");
+
+/** The form text already read for this request (app.ts withBufferedBody), if any. */
+export function rawFormOf(request: Request): string | undefined {
+  const text = (request as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
+  return typeof text === "string" ? text : undefined;
+}
+
 /** Query parameters, validated like a body. */
 export function readQuery<S extends v.GenericSchema>(c: Context, schema: S): v.InferOutput<S> {
   return check(schema, c.req.query(), "query");

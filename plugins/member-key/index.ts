@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { verifyBitcoinAuthToken, type ReplayCache } from "../../lib/bitcoin-auth.js";
+import { rawFormOf } from "../../lib/validate.js";
 import { MEMBER_KEY_ERRORS } from "./error-codes.js";
 import { memberKeySchema } from "./schema.js";
 
@@ -61,7 +62,7 @@ export function memberKey(options: MemberKeyOptions) {
       let raw: string | undefined;
       let clientId = declared !== null ? clientIdOf(new URLSearchParams(), authorization) : null;
       if (!clientId) {
-        raw = rawForm(request) ?? (await request.clone().text());
+        raw = rawFormOf(request) ?? (await request.clone().text());
         if (raw.length > maxBody) return { response: oauthError(413, MEMBER_KEY_ERRORS.invalidRequest, "request body too large") };
         clientId = clientIdOf(new URLSearchParams(raw), authorization);
       }
@@ -79,7 +80,7 @@ export function memberKey(options: MemberKeyOptions) {
       }
       if (!cached.key) return;
 
-      raw ??= rawForm(request) ?? (await request.clone().text());
+      raw ??= rawFormOf(request) ?? (await request.clone().text());
       const result = await verifyBitcoinAuthToken(request.headers.get("x-auth-token"), { requestPath: tokenPath, body: raw }, { replay: options.replay });
       // The signer must be the key the client registered, not merely any valid key.
       if (!result.ok || result.pubkey !== cached.key) {
@@ -88,10 +89,4 @@ export function memberKey(options: MemberKeyOptions) {
       }
     },
   } satisfies BetterAuthPlugin;
-}
-
-/** The form text the server already read for this request (app.ts withBufferedBody), if any. */
-function rawForm(request: Request): string | undefined {
-  const text = (request as unknown as Record<symbol, unknown>)[Symbol.for("better-call.rawFormBody")];
-  return typeof text === "string" ? text : undefined;
 }
