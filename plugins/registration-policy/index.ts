@@ -59,42 +59,6 @@ function checkSizes(body: Record<string, unknown>) {
   }
 }
 
-/** RFC 8252 §7.1 private-use scheme: reverse-domain, no authority (com.example.app:/logout). */
-const REVERSE_DOMAIN_SCHEME = /^[a-z](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
-
-/**
- * post_logout_redirect_uris get the rules oauth-provider applies to redirect_uris (it checks
- * them only for a URL shape, so file:, credentials or any custom scheme were stored and
- * later used as a redirect target): no fragment or credentials; web clients https on a
- * non-loopback host; native clients that, http on an exact loopback host, or a
- * reverse-domain private-use scheme.
- */
-function checkLogoutRedirect(uri: unknown, applicationType: string) {
-  const bad = (why: string): never => invalidMetadata(`post_logout_redirect_uris: ${why}`, "invalid_redirect_uri");
-  if (typeof uri !== "string") return bad("each value must be a string");
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return bad(`not an absolute URI: ${uri}`);
-  }
-  if (uri.includes("#") || url.username || url.password) bad(`no fragment or credentials allowed: ${uri}`);
-  const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127\./.test(url.hostname);
-  if (url.protocol === "https:") {
-    if (loopback) bad(`https on a loopback host is not allowed: ${uri}`);
-    return;
-  }
-  if (applicationType === "web") bad(`web clients need https: ${uri}`);
-  if (url.protocol === "http:") {
-    if (!LOOPBACK_HOSTS.has(url.hostname)) bad(`http only on localhost, 127.0.0.1 or [::1]: ${uri}`);
-    return;
-  }
-  const rest = url.href.slice(url.protocol.length);
-  if (url.host || !rest.startsWith("/") || rest.startsWith("//") || !REVERSE_DOMAIN_SCHEME.test(url.protocol.slice(0, -1))) {
-    bad(`native private-use schemes must be reverse-domain names without an authority: ${uri}`);
-  }
-}
-
 /**
  * Dynamic registration (RFC 7591) beyond what oauth-provider enforces (https redirect URIs,
  * no fragments, exact matching):
@@ -130,8 +94,6 @@ export function registrationPolicy(options: { development: boolean }) {
               Array.isArray(uris) &&
               uris.length > 0 &&
               uris.every(isHttpLoopback);
-            const applicationType = loopbackWebApp ? "native" : typeof body.application_type === "string" ? body.application_type : "web";
-            if (Array.isArray(body.post_logout_redirect_uris)) for (const uri of body.post_logout_redirect_uris) checkLogoutRedirect(uri, applicationType);
             if (loopbackWebApp) return { context: { body: { ...body, application_type: "native" } } };
           }),
         },
