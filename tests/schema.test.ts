@@ -44,6 +44,12 @@ describe("schema", () => {
     }
   });
 
+  it("has our own columns beyond the spec: a BAP identity's suspension by a mailbox proof", async () => {
+    const tables = await server.db.introspection.getTables();
+    const columns = tables.find((t) => t.name === "bapIdentity")?.columns ?? [];
+    expect(columns.find((c) => c.name === "suspendedAt")).toMatchObject({ isNullable: true });
+  });
+
   it("applies the spec's defaults: subscriptionTier free, onboarding_completed false, member role member, invitation pending", async () => {
     const email = `defaults-${Date.now()}@example.com`;
     const res = await server.api("/api/auth/sign-up/email", { body: { name: "D", email, password: "a long enough password" } });
