@@ -1,9 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
-import type { Database } from "../lib/db.js";
 import { ProblemError, problems } from "../lib/errors.js";
-import { requireSession } from "../lib/session.js";
+import { requireSession } from "./session.js";
 import * as manage from "../plugins/agents/manage.js";
 
 /**
@@ -20,14 +19,13 @@ import * as manage from "../plugins/agents/manage.js";
 interface AgentRouteDeps {
   auth: Auth;
   db: Kysely<any>;
-  dbType: Database["type"];
   authUrl: string;
 }
 
 const NO_STORE = { "cache-control": "no-store" };
 const conflict = (detail: string) => new ProblemError(409, detail, { code: "INVALID_STATE" });
 
-export function agentRoutes({ auth, db, dbType, authUrl }: AgentRouteDeps) {
+export function agentRoutes({ auth, db, authUrl }: AgentRouteDeps) {
   const userOf = async (c: Context) => (await requireSession(auth, c.req.raw.headers)).user.id;
   const app = new Hono();
 
@@ -47,10 +45,10 @@ export function agentRoutes({ auth, db, dbType, authUrl }: AgentRouteDeps) {
     const action = c.req.param("action");
     if (action === "revoke") {
       if (host.status === "revoked") throw conflict("This host is already revoked.");
-      const agentsRevoked = await manage.revokeHost(db, dbType, host.id);
+      const agentsRevoked = await manage.revokeHost(db, host.id);
       return c.json({ id: host.id, status: "revoked", agentsRevoked }, 200, NO_STORE);
     }
-    const changed = action === "pause" ? await manage.pauseHost(db, dbType, host.id) : await manage.resumeHost(db, dbType, host.id);
+    const changed = action === "pause" ? await manage.pauseHost(db, host.id) : await manage.resumeHost(db, host.id);
     if (!changed) throw conflict(action === "pause" ? "Only an active host can be paused." : "Only a paused host can be resumed.");
     return c.json({ id: host.id, status: action === "pause" ? "paused" : "active" }, 200, NO_STORE);
   });
@@ -61,10 +59,10 @@ export function agentRoutes({ auth, db, dbType, authUrl }: AgentRouteDeps) {
     const action = c.req.param("action");
     if (action === "revoke") {
       if (agent.status === "revoked") throw conflict("This agent is already revoked.");
-      await manage.revokeAgent(db, dbType, agent.id);
+      await manage.revokeAgent(db, agent.id);
       return c.json({ id: agent.id, status: "revoked" }, 200, NO_STORE);
     }
-    const changed = action === "pause" ? await manage.pauseAgent(db, dbType, agent.id) : await manage.resumeAgent(db, dbType, agent.id);
+    const changed = action === "pause" ? await manage.pauseAgent(db, agent.id) : await manage.resumeAgent(db, agent.id);
     if (!changed) throw conflict(action === "pause" ? "Only an active agent can be paused." : "Only a paused agent can be resumed.");
     return c.json({ id: agent.id, status: action === "pause" ? "paused" : "active" }, 200, NO_STORE);
   });
@@ -72,7 +70,7 @@ export function agentRoutes({ auth, db, dbType, authUrl }: AgentRouteDeps) {
   app.post("/grants/:id/revoke", async (c) => {
     const grant = await manage.findOwnedGrant(db, await userOf(c), c.req.param("id"));
     if (!grant) throw problems.notFound("You have no capability grant with that id.");
-    if (!(await manage.revokeGrant(db, dbType, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
+    if (!(await manage.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
     return c.json({ id: grant.id, agentId: grant.agentId, status: "revoked" }, 200, NO_STORE);
   });
 

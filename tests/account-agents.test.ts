@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
 import { signUp } from "./helpers/oauth.js";
+import { agentKit, ed25519, type Agent } from "./helpers/agents.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
@@ -27,30 +26,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface KeyPair {
-  privateKey: CryptoKey;
-  jwk: JWK;
-}
-interface Agent {
-  id: string;
-  hostId: string;
-  key: KeyPair;
-}
-
-async function ed25519(): Promise<KeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  return { privateKey, jwk: await exportJWK(publicKey) };
-}
-
-const audience = () => `${server.url}/api/auth`;
-
-function hostJwt(hostId: string, key: KeyPair, claims: Record<string, unknown> = {}) {
-  return new SignJWT(claims).setProtectedHeader({ alg: "EdDSA", typ: "host+jwt" }).setIssuer(hostId).setAudience(audience()).setIssuedAt().setExpirationTime("60s").setJti(randomUUID()).sign(key.privateKey);
-}
-
-function agentJwt(agent: Agent) {
-  return new SignJWT({}).setProtectedHeader({ alg: "EdDSA", typ: "agent+jwt" }).setSubject(agent.id).setIssuer(agent.hostId).setAudience(audience()).setIssuedAt().setExpirationTime("60s").setJti(randomUUID()).sign(agent.key.privateKey);
-}
+const { hostJwt, agentJwt } = agentKit(() => server);
 
 const bearer = (path: string, jwt: string, body: unknown) => server.api(path, { headers: { authorization: `Bearer ${jwt}` }, body });
 const execute = async (agent: Agent, capability: string) => bearer("/api/auth/capability/execute", await agentJwt(agent), { capability });

@@ -1,11 +1,11 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
+import { randomBytes } from "node:crypto";
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertUniqueEndpointKeys } from "../plugins/agents/index.js";
 import { newIdentity, signRequest } from "./helpers/bap.js";
 import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
 import { registerClient, signUp } from "./helpers/oauth.js";
+import { agentKit, ed25519, type Agent, type KeyPair } from "./helpers/agents.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
@@ -29,41 +29,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface KeyPair {
-  privateKey: CryptoKey;
-  jwk: JWK;
-}
-async function ed25519(): Promise<KeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  return { privateKey, jwk: await exportJWK(publicKey) };
-}
-
-const audience = () => `${server.url}/api/auth`;
-
-/** A host JWT (§5.3): issued by the host, for this server, fresh, single use. */
-function hostJwt(hostId: string, key: KeyPair, claims: Record<string, unknown> = {}) {
-  return new SignJWT(claims).setProtectedHeader({ alg: "EdDSA", typ: "host+jwt" }).setIssuer(hostId).setAudience(audience()).setIssuedAt().setExpirationTime("60s").setJti(randomUUID()).sign(key.privateKey);
-}
-
-/** An agent JWT: subject the agent, issuer its host. */
-function agentJwt(agent: Agent, opts: { iat?: number; exp?: number; jti?: string } = {}) {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({})
-    .setProtectedHeader({ alg: "EdDSA", typ: "agent+jwt" })
-    .setSubject(agent.id)
-    .setIssuer(agent.hostId)
-    .setAudience(audience())
-    .setIssuedAt(opts.iat ?? now)
-    .setExpirationTime(opts.exp ?? now + 60)
-    .setJti(opts.jti ?? randomUUID())
-    .sign(agent.key.privateKey);
-}
-
-interface Agent {
-  id: string;
-  hostId: string;
-  key: KeyPair;
-}
+const { hostJwt, agentJwt } = agentKit(() => server);
 
 async function bearer(path: string, jwt: string, body?: unknown) {
   return server.api(path, { headers: { authorization: `Bearer ${jwt}` }, ...(body === undefined ? {} : { body }) });

@@ -10,7 +10,7 @@ export function normalizeAgentUserCode(input: string): string | null {
 }
 
 /** SHA-256, base64url without padding: how agent-auth stores `userCodeHash`. */
-const hashUserCode = (code: string) => createHash("sha256").update(code).digest("base64url");
+export const hashUserCode = (code: string) => createHash("sha256").update(code).digest("base64url");
 
 interface ApprovalRow {
   id: string;

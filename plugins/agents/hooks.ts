@@ -1,29 +1,21 @@
-import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
+import { APIError, createAuthMiddleware } from "better-auth/api";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
 /**
- * Two checks that run before agent-auth's own before-hook.
+ * Pause. agent-auth knows no "paused" state, so the owner's pause (routes/agents.ts) sets the
+ * agent's or host's status to `paused` and every JWT naming it is refused here. This must run
+ * before agent-auth verifies the JWT: that step transparently reactivates an agent whose
+ * session lapsed, which would otherwise turn `paused` back into `active`. The JWT is only
+ * decoded to find the agent; refusing on an unverified claim grants nothing.
  *
- * 1. Pause. agent-auth knows no "paused" state, so the owner's pause (routes/agents.ts) sets
- *    the agent's or host's status to `paused` and every JWT naming it is refused here. This
- *    must run before agent-auth verifies the JWT: that step transparently reactivates an agent
- *    whose session lapsed, which would otherwise turn `paused` back into `active`. The JWT is
- *    only decoded to find the agent; refusing on an unverified claim grants nothing.
- *
- * 2. Ownership. agent-auth lets a user update or revoke another user's host when the two
- *    share an organization, and lets any signed-in user grant capabilities to an agent with
- *    no `userId` yet (a pending agent registered with force_approval). Both would let
- *    someone widen what an agent may do for another person's account without that person's
- *    say. Here only the owner may: the host's user, or the agent's (or its host's) user.
+ * Ownership is ./owner-guard.ts: it runs after agent-auth's hook, on verified credentials.
  */
 
 const JWT_PATHS = ["/agent/", "/capability/", "/host/"];
-const OWNER_PATHS = new Set(["/host/update", "/host/revoke", "/agent/grant-capability"]);
 
 interface Row {
   id: string;
-  userId?: string | null;
   hostId?: string | null;
   status?: string;
 }
@@ -61,31 +53,6 @@ export function pauseGuard() {
         hostId = (await hostById(jwt.iss))?.id ?? (await adapter.findOne<Row>({ model: "agentHost", where: [{ field: "kid", value: jwt.iss }] }))?.id;
       }
       if (hostId && (await hostById(hostId))?.status === "paused") throw paused(CODES.HOST_PAUSED, "host");
-    }),
-  };
-}
-
-export function ownerGuard() {
-  return {
-    matcher: (ctx: { path?: string; headers?: Headers }) => Boolean(ctx.path && OWNER_PATHS.has(ctx.path) && !agentJwtOf(ctx.headers)),
-    handler: createAuthMiddleware(async (ctx) => {
-      const session = await getSessionFromCtx(ctx);
-      if (!session) return; // the endpoint answers 401 itself
-      const body = (ctx.body ?? {}) as { host_id?: unknown; agent_id?: unknown };
-      const adapter = ctx.context.adapter;
-      const hostOwner = async (id: unknown) => (typeof id === "string" ? ((await adapter.findOne<Row>({ model: "agentHost", where: [{ field: "id", value: id }] }))?.userId ?? null) : null);
-      if (ctx.path === "/agent/grant-capability") {
-        if (typeof body.agent_id !== "string") return;
-        const agent = await adapter.findOne<Row>({ model: "agent", where: [{ field: "id", value: body.agent_id }] });
-        if (!agent) return; // 404 from the endpoint
-        const owner = agent.userId ?? (await hostOwner(agent.hostId));
-        if (owner !== session.user.id) throw new APIError("FORBIDDEN", { error: "unauthorized", message: "Only the agent's owner may grant it capabilities." });
-        return;
-      }
-      if (typeof body.host_id !== "string") return;
-      const host = await adapter.findOne<Row>({ model: "agentHost", where: [{ field: "id", value: body.host_id }] });
-      // Someone else's host answers like a missing one, as agent-auth does.
-      if (host && host.userId !== session.user.id) throw new APIError("NOT_FOUND", { error: "host_not_found", message: "Host not found" });
     }),
   };
 }

@@ -1,11 +1,17 @@
 import { agentAuth, type AgentAuthEvent } from "@better-auth/agent-auth";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
+import type { ReplayCache } from "../../lib/bitcoin-auth.js";
 import type { Logger } from "../../lib/logger.js";
+import type { SafeFetch } from "../../lib/safe-fetch.js";
+import { approvalGuard } from "./approval-guard.js";
 import { approvalLookup } from "./approval-lookup.js";
 import { capabilityDefinitions, executeCapability, type CapabilityDeps } from "./capabilities.js";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
-import { ownerGuard, pauseGuard } from "./hooks.js";
+import { pauseGuard } from "./hooks.js";
+import { hostJwtReplayGuard } from "./host-jwt-replay.js";
+import { jwksFetcher, jwksUrlGuard } from "./jwks-fetch.js";
+import { ownerGuard } from "./owner-guard.js";
 
 export interface AgentsOptions extends CapabilityDeps {
   /** Our approval page, sent to agents as `verification_uri` (device-style approval). */
@@ -14,6 +20,10 @@ export interface AgentsOptions extends CapabilityDeps {
   dynamicHosts?: boolean;
   /** Redis is configured: JWT replay (jti) and JWKS caches are shared by every instance. */
   sharedStorage?: boolean;
+  /** Single-use record of host JWT `jti`s: the service's shared replay cache (Redis when configured). */
+  replay: ReplayCache;
+  /** The guarded fetcher (lib/safe-fetch.ts): every host and agent JWKS is fetched through it. */
+  safeFetch: SafeFetch;
   /** TRUST_PROXY: the audience check may read X-Forwarded-Proto. */
   trustProxy?: boolean;
   logger?: Logger;
@@ -48,6 +58,7 @@ export function agents(options: AgentsOptions) {
     approvalMethods: ["device_authorization", "ciba"],
     jtiCacheStorage: options.sharedStorage ? "secondary-storage" : "memory",
     jwksCacheStorage: options.sharedStorage ? "secondary-storage" : "memory",
+    fetchJwks: jwksFetcher(options.safeFetch, options.logger),
     trustProxy: options.trustProxy ?? false,
     async onExecute({ capability, arguments: args, agentSession }) {
       const userId = agentSession.userId;
@@ -63,7 +74,9 @@ export function agents(options: AgentsOptions) {
   return {
     ...plugin,
     endpoints: { ...endpoints, agentDeviceCode, agentApprovalLookup: approvalLookup(describe) },
-    hooks: { ...plugin.hooks, before: [pauseGuard(), ownerGuard(), ...plugin.hooks.before] },
+    // Pause runs before agent-auth's hook (which would reactivate a paused agent); the others
+    // after it, so they see only JWTs agent-auth has verified (ctx.context.hostSession).
+    hooks: { ...plugin.hooks, before: [pauseGuard(), ...plugin.hooks.before, hostJwtReplayGuard(options.replay), ownerGuard(), approvalGuard(), jwksUrlGuard(options.safeFetch)] },
     rateLimit: [{ pathMatcher: (path: string) => path === "/agent-approval", ...APPROVAL_RATE }, ...plugin.rateLimit],
   } satisfies BetterAuthPlugin;
 }

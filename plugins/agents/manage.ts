@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { asDate, dbDate, type Database } from "../../lib/db.js";
+import { asDate } from "../../lib/db.js";
 import { parseJsonOrNull } from "../../lib/json.js";
 
 /**
@@ -15,7 +15,6 @@ import { parseJsonOrNull } from "../../lib/json.js";
  */
 
 type Db = Kysely<any>;
-type DbType = Database["type"];
 
 const iso = (value: unknown) => (value === null || value === undefined ? null : asDate(value).toISOString());
 
@@ -127,43 +126,43 @@ export async function findOwnedGrant(db: Db, userId: string, grantId: string): P
  * Moves a row from one status to another, only if it is still in the first: a concurrent
  * change (a revoke racing a pause) wins, and the caller learns it did not happen.
  */
-async function transition(db: Db, type: DbType, table: "agent" | "agentHost", id: string, from: string, to: string): Promise<boolean> {
-  const result = await db.updateTable(table).set({ status: to, updatedAt: dbDate(type, new Date()) }).where("id", "=", id).where("status", "=", from).executeTakeFirst();
+async function transition(db: Db, table: "agent" | "agentHost", id: string, from: string, to: string): Promise<boolean> {
+  const result = await db.updateTable(table).set({ status: to, updatedAt: new Date() }).where("id", "=", id).where("status", "=", from).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-export const pauseAgent = (db: Db, type: DbType, id: string) => transition(db, type, "agent", id, "active", "paused");
-export const resumeAgent = (db: Db, type: DbType, id: string) => transition(db, type, "agent", id, "paused", "active");
-export const pauseHost = (db: Db, type: DbType, id: string) => transition(db, type, "agentHost", id, "active", "paused");
-export const resumeHost = (db: Db, type: DbType, id: string) => transition(db, type, "agentHost", id, "paused", "active");
+export const pauseAgent = (db: Db, id: string) => transition(db, "agent", id, "active", "paused");
+export const resumeAgent = (db: Db, id: string) => transition(db, "agent", id, "paused", "active");
+export const pauseHost = (db: Db, id: string) => transition(db, "agentHost", id, "active", "paused");
+export const resumeHost = (db: Db, id: string) => transition(db, "agentHost", id, "paused", "active");
 
 /** Revokes agents and every one of their grants, keys cleared (as agent-auth's /agent/revoke does). */
-async function revokeAgentsIn(trx: Db, type: DbType, agentIds: string[], now: Date): Promise<void> {
+async function revokeAgentsIn(trx: Db, agentIds: string[], now: Date): Promise<void> {
   if (!agentIds.length) return;
-  await trx.updateTable("agent").set({ status: "revoked", publicKey: "", kid: null, updatedAt: dbDate(type, now) }).where("id", "in", agentIds).execute();
-  await trx.updateTable("agentCapabilityGrant").set({ status: "revoked", updatedAt: dbDate(type, now) }).where("agentId", "in", agentIds).where("status", "!=", "revoked").execute();
+  await trx.updateTable("agent").set({ status: "revoked", publicKey: "", kid: null, updatedAt: now }).where("id", "in", agentIds).execute();
+  await trx.updateTable("agentCapabilityGrant").set({ status: "revoked", updatedAt: now }).where("agentId", "in", agentIds).where("status", "!=", "revoked").execute();
 }
 
-export async function revokeAgent(db: Db, type: DbType, id: string): Promise<void> {
-  await db.transaction().execute((trx) => revokeAgentsIn(trx, type, [id], new Date()));
+export async function revokeAgent(db: Db, id: string): Promise<void> {
+  await db.transaction().execute((trx) => revokeAgentsIn(trx, [id], new Date()));
 }
 
 /** Revokes a host and, with it, every agent on it (agent-auth's /host/revoke cascade), in one transaction. */
-export async function revokeHost(db: Db, type: DbType, id: string): Promise<number> {
+export async function revokeHost(db: Db, id: string): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const now = new Date();
-    await trx.updateTable("agentHost").set({ status: "revoked", publicKey: "", kid: null, updatedAt: dbDate(type, now) }).where("id", "=", id).execute();
+    await trx.updateTable("agentHost").set({ status: "revoked", publicKey: "", kid: null, updatedAt: now }).where("id", "=", id).execute();
     const live = await trx.selectFrom("agent").select("id").where("hostId", "=", id).where("status", "not in", ["revoked", "rejected"]).execute();
-    await revokeAgentsIn(trx, type, live.map((a) => a.id as string), now);
+    await revokeAgentsIn(trx, live.map((a) => a.id as string), now);
     return live.length;
   });
 }
 
 /** Revokes one grant; the agent keeps its others. Only an active or pending grant can be revoked. */
-export async function revokeGrant(db: Db, type: DbType, id: string): Promise<boolean> {
+export async function revokeGrant(db: Db, id: string): Promise<boolean> {
   const result = await db
     .updateTable("agentCapabilityGrant")
-    .set({ status: "revoked", updatedAt: dbDate(type, new Date()) })
+    .set({ status: "revoked", updatedAt: new Date() })
     .where("id", "=", id)
     .where("status", "in", ["active", "pending"])
     .executeTakeFirst();

@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
-import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
+import type { Auth } from "../../auth.config.js";
+import { BASE_PATH, CLIENT_IP_HEADER } from "../../lib/transport.js";
 import { normalizeAgentUserCode } from "../../plugins/agents/approval-lookup.js";
 import { ErrorPage } from "./consent.js";
 import { AgentCodeEntryPage, AgentConfirmPage, AgentDonePage, type BoundRequest, type PendingCapability } from "./agent-approval-page.js";

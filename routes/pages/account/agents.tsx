@@ -1,7 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import type { Auth } from "../../../auth.config.js";
-import type { Database } from "../../../lib/db.js";
 import * as manage from "../../../plugins/agents/manage.js";
 import type { PageKit } from "../page-kit.js";
 import { accountActions } from "./actions.js";
@@ -183,8 +182,6 @@ export function agentAccountRoutes(kit: PageKit, deps: AgentAccessDeps) {
   const app = new Hono();
   const act = accountActions(kit);
   const { db } = deps;
-  // The database kind (for its date encoding), as better-auth was configured with it (auth.config.ts).
-  const dbType = (deps.auth.options.database as unknown as Pick<Database, "type">).type;
 
   const outcome = (ok: boolean, notice: NoticeKey) => (ok ? act.done(null, notice, ANCHOR) : act.failed(null, ANCHOR, "INVALID_STATE"));
 
@@ -203,11 +200,11 @@ export function agentAccountRoutes(kit: PageKit, deps: AgentAccessDeps) {
     const action = c.req.param("action");
     if (action === "revoke") {
       if (!hostRevocable(host.status)) return act.failed(null, ANCHOR, "INVALID_STATE");
-      await manage.revokeHost(db, dbType, host.id);
+      await manage.revokeHost(db, host.id);
       return act.done(null, "agent-host-revoked", ANCHOR);
     }
-    if (action === "pause") return outcome(await manage.pauseHost(db, dbType, host.id), "agent-host-paused");
-    return outcome(await manage.resumeHost(db, dbType, host.id), "agent-host-resumed");
+    if (action === "pause") return outcome(await manage.pauseHost(db, host.id), "agent-host-paused");
+    return outcome(await manage.resumeHost(db, host.id), "agent-host-resumed");
   });
 
   app.post("/agents/:action{pause|resume|revoke}", async (c) => {
@@ -218,11 +215,11 @@ export function agentAccountRoutes(kit: PageKit, deps: AgentAccessDeps) {
     const action = c.req.param("action");
     if (action === "revoke") {
       if (!agentRevocable(agent.status)) return act.failed(null, ANCHOR, "INVALID_STATE");
-      await manage.revokeAgent(db, dbType, agent.id);
+      await manage.revokeAgent(db, agent.id);
       return act.done(null, "agent-revoked", ANCHOR);
     }
-    if (action === "pause") return outcome(await manage.pauseAgent(db, dbType, agent.id), "agent-paused");
-    return outcome(await manage.resumeAgent(db, dbType, agent.id), "agent-resumed");
+    if (action === "pause") return outcome(await manage.pauseAgent(db, agent.id), "agent-paused");
+    return outcome(await manage.resumeAgent(db, agent.id), "agent-resumed");
   });
 
   app.post("/grants/revoke", async (c) => {
@@ -230,7 +227,7 @@ export function agentAccountRoutes(kit: PageKit, deps: AgentAccessDeps) {
     if (t instanceof Response) return t;
     const grant = t.id ? await manage.findOwnedGrant(db, t.userId, t.id) : null;
     if (!grant) return act.failed(null, ANCHOR, "NOT_FOUND");
-    return outcome(await manage.revokeGrant(db, dbType, grant.id), "agent-grant-revoked");
+    return outcome(await manage.revokeGrant(db, grant.id), "agent-grant-revoked");
   });
 
   return app;
