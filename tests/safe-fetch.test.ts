@@ -1,0 +1,174 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nonPublicReason } from "../lib/ip-address.js";
+import { createSafeFetch, OutboundRefused, resolveTarget } from "../lib/safe-fetch.js";
+import { agentKit, ed25519 } from "./helpers/agents.js";
+import { signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+/**
+ * The guarded server-side fetcher (lib/safe-fetch.ts): which addresses it refuses, in every
+ * spelling; that it sends nothing to a refused target, follows no redirect, stops at its size
+ * and time limits; and that agent-auth's JWKS fetches go through it.
+ */
+
+describe("the address classifier", () => {
+  it.each([
+    ["127.0.0.1", /loopback/],
+    ["127.0.0.2", /loopback/],
+    ["10.1.2.3", /private/],
+    ["172.31.255.255", /private/],
+    ["192.168.0.1", /private/],
+    ["169.254.169.254", /link-local/],
+    ["100.64.0.1", /CGNAT/],
+    ["100.127.255.254", /CGNAT/],
+    ["0.0.0.0", /unspecified/],
+    ["224.0.0.1", /multicast/],
+    ["255.255.255.255", /broadcast/],
+    ["::", /unspecified/],
+    ["::1", /loopback/],
+    ["fd00::1", /unique local/],
+    ["fc00::1", /unique local/],
+    ["fe80::1", /link-local/],
+    ["ff02::1", /multicast/],
+    ["::ffff:127.0.0.2", /IPv4-mapped IPv6 of loopback/],
+    ["::ffff:7f00:2", /IPv4-mapped IPv6 of loopback/],
+    ["::ffff:a9fe:a9fe", /IPv4-mapped IPv6 of link-local/],
+    ["[::ffff:10.0.0.1]", /IPv4-mapped IPv6 of private/],
+    ["::127.0.0.1", /IPv4-compatible/],
+    ["64:ff9b::a9fe:a9fe", /NAT64 of link-local/],
+    ["2002:7f00:1::", /6to4 of loopback/],
+    ["2001:db8::1", /documentation/],
+    ["2001:0:4136:e378::1", /Teredo/],
+    ["localhost", /not an IP address/],
+  ])("refuses %s", (ip, reason) => {
+    expect(nonPublicReason(ip)).toMatch(reason);
+  });
+
+  it.each(["8.8.8.8", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"])("lets public %s through", (ip) => {
+    expect(nonPublicReason(ip)).toBeNull();
+  });
+
+  it.each([
+    "http://2130706433/",
+    "http://0x7f.1/",
+    "http://0x7f000001/",
+    "http://017700000001/",
+    "http://0177.0.0.1/",
+    "http://127.1/",
+    "http://0/",
+    "http://[::ffff:127.0.0.2]/",
+    "http://[::1]/",
+    "https://localhost/",
+    "https://LOCALHOST./",
+  ])("refuses %s, however the loopback is spelled or named", async (url) => {
+    await expect(resolveTarget(new URL(url), false)).rejects.toBeInstanceOf(OutboundRefused);
+  });
+
+  it("refuses other schemes and credentials in the URL", async () => {
+    await expect(resolveTarget(new URL("file:///etc/passwd"), true)).rejects.toThrow(/scheme/);
+    await expect(resolveTarget(new URL("http://user:pw@8.8.8.8/"), true)).rejects.toThrow(/credentials/);
+  });
+});
+
+describe("the guarded fetcher over HTTP", () => {
+  let target: Server;
+  let base: string;
+  const hits: string[] = [];
+  beforeAll(async () => {
+    target = createHttpServer((req, res) => {
+      hits.push(req.url ?? "");
+      if (req.url === "/redirect") return void res.writeHead(302, { location: "/secret" }).end();
+      if (req.url === "/big") return void res.end("x".repeat(4096));
+      if (req.url === "/slow") return; // never answers
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ host: req.headers.host, method: req.method }));
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    base = `http://localhost:${(target.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    target.closeAllConnections();
+    await new Promise((resolve) => target.close(resolve));
+  });
+
+  it("sends nothing to a name that resolves to loopback", async () => {
+    hits.length = 0;
+    await expect(createSafeFetch({ allowPrivate: false })(`${base}/jwks`)).rejects.toThrow(/resolves to 127\.0\.0\.1: loopback/);
+    expect(hits).toEqual([]);
+  });
+
+  it("reaches it with OUTBOUND_ALLOW_PRIVATE (development), by the name it was given", async () => {
+    const res = await createSafeFetch({ allowPrivate: true })(`${base}/jwks`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ host: new URL(base).host, method: "POST" });
+  });
+
+  it("follows no redirect", async () => {
+    hits.length = 0;
+    const res = await createSafeFetch({ allowPrivate: true })(`${base}/redirect`);
+    expect(res.status).toBe(302);
+    expect(hits).toEqual(["/redirect"]);
+  });
+
+  it("stops at the size cap and at the deadline", async () => {
+    await expect(createSafeFetch({ allowPrivate: true, maxBytes: 1024 })(`${base}/big`)).rejects.toThrow(/larger than 1024 bytes/);
+    const started = Date.now();
+    await expect(createSafeFetch({ allowPrivate: true, timeoutMs: 300 })(`${base}/slow`)).rejects.toThrow(/no answer within 300 ms/);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe("agent-auth's JWKS fetches", () => {
+  let server: TestServer;
+  let listener: ReturnType<typeof createTcpServer>;
+  let connections = 0;
+  const kit = agentKit(() => server);
+  beforeAll(async () => {
+    // Something listening on 127.0.0.2, a loopback address agent-auth's own blocklist misses.
+    listener = createTcpServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.2", resolve));
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+    await new Promise((resolve) => listener.close(resolve));
+  });
+
+  it("refuse a host jwks_url that points inside when it is set", async () => {
+    const person = await signUp(server);
+    const host = await kit.enrolledHost(person.cookie);
+    for (const jwksUrl of ["https://127.0.0.2/jwks", "https://[::ffff:127.0.0.2]/jwks", "https://localhost/jwks", "https://0x7f.1/jwks", "https://100.64.0.1/jwks", "http://8.8.8.8/jwks"]) {
+      const created = await server.api("/api/auth/host/create", { cookie: person.cookie, body: { name: "Remote keys", jwks_url: jwksUrl } });
+      expect(created.status, jwksUrl).toBe(400);
+      expect(created.json).toMatchObject({ error: "invalid_request", message: expect.stringMatching(/^jwks_url must/) });
+      const updated = await server.api("/api/auth/host/update", { cookie: person.cookie, body: { host_id: host.hostId, jwks_url: jwksUrl } });
+      expect(updated.status, jwksUrl).toBe(400);
+    }
+    const row = await server.db.selectFrom("agentHost").select("jwksUrl").where("id", "=", host.hostId).executeTakeFirstOrThrow();
+    expect(row.jwksUrl).toBeNull();
+    // A public literal is accepted (nothing is fetched until a JWT names a kid).
+    expect((await server.api("/api/auth/host/update", { cookie: person.cookie, body: { host_id: host.hostId, jwks_url: "https://8.8.8.8/jwks" } })).status).toBe(200);
+  });
+
+  it("never contact an agent's jwks_url that points inside", async () => {
+    const person = await signUp(server);
+    const host = await kit.enrolledHost(person.cookie);
+    const key = await ed25519();
+    const jwksUrl = `https://127.0.0.2:${(listener.address() as AddressInfo).port}/jwks`;
+    const registered = await kit.bearer("/api/auth/agent/register", await kit.hostJwt(host.hostId, host.hostKey, { agent_public_key: key.jwk, agent_jwks_url: jwksUrl }), { name: "Inside", capabilities: ["profile.read"] });
+    expect(registered.status).toBe(200);
+    const agentId = registered.json.agent_id as string;
+    expect((await server.api("/api/auth/agent/approve-capability", { cookie: person.cookie, body: { agent_id: agentId, user_code: registered.json.approval.user_code, action: "approve" } })).status).toBe(200);
+    // An agent JWT with a kid makes agent-auth look the key up at the agent's jwks_url.
+    const { SignJWT } = await import("jose");
+    const jwt = await new SignJWT({}).setProtectedHeader({ alg: "EdDSA", typ: "agent+jwt", kid: "k1" }).setSubject(agentId).setIssuer(host.hostId).setAudience(kit.audience()).setIssuedAt().setExpirationTime("60s").setJti(crypto.randomUUID()).sign(key.privateKey);
+    const res = await kit.bearer("/api/auth/capability/execute", jwt, { capability: "profile.read" });
+    // Refused fetch = no keys: agent-auth falls back to the agent's stored key.
+    expect(res.status).toBe(200);
+    expect(connections).toBe(0);
+  });
+});
