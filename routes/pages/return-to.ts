@@ -1,21 +1,14 @@
+import { safeRedirectPath } from "../../lib/redirect-target.js";
+
 /**
  * Where a page sends a person who must sign in first, and back again: `/sign-in?return_to=`.
- * Only a path on our own origin is honoured (never `//host`, `/\host` or a scheme: an open
- * redirect would let any link bounce a fresh session to another site), and never an API path.
+ * Only a path on our own origin is honoured (lib/redirect-target.ts: normalised first, then
+ * checked, so no `//host`, `/\host`, `/.//host` or scheme survives: an open redirect would let
+ * any link bounce a fresh session to another site), and never an API path.
  */
-const PLACEHOLDER = "http://return-to.invalid";
-
 export function safeReturnPath(value: string | null | undefined): string | null {
-  if (typeof value !== "string" || !value.startsWith("/") || value.length > 2048) return null;
-  if (value.startsWith("//") || value.startsWith("/\\") || /[\u0000-\u001f\\]/.test(value)) return null;
-  let url: URL;
-  try {
-    url = new URL(value, PLACEHOLDER);
-  } catch {
-    return null;
-  }
-  if (url.origin !== PLACEHOLDER || url.pathname.startsWith("/api/")) return null;
-  return url.pathname + url.search;
+  const path = safeRedirectPath(value);
+  return path && !path.startsWith("/api/") ? path : null;
 }
 
 /** The sign-in page, coming back to `path` afterwards. */
