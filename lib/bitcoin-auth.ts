@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { parseAuthToken, verifyAuthToken } from "bitcoin-auth";
-import { PublicKey, Utils } from "@bsv/sdk";
+import { BigNumber, BSM, Hash, PublicKey, Signature, Utils } from "@bsv/sdk";
 import type { Redis } from "ioredis";
 
 /**
@@ -8,31 +8,49 @@ import type { Redis } from "ioredis";
  * signed message `path|timestamp|sha256hex(body)`. `verifyAuthToken` from `bitcoin-auth`
  * checks the signature but, on its own, accepts tokens of any age, timestamps that are not
  * dates and (for BRC-77) a token whose named pubkey is not the key that signed; every one
- * of those is checked here, and a token is accepted at most once (replay cache).
+ * of those is checked here, and a signed request is accepted at most once (replay cache).
+ *
+ * ECDSA signatures are malleable: (r, n - s) is as valid as (r, s), and BSM's header byte
+ * (recovery id, compressed flag) is not covered by the signature at all, so one captured
+ * token had 16 (BSM) or 2 (BRC-77) valid spellings. Replays are therefore recorded by what
+ * was signed (key, scheme, path, timestamp, body hash), never by the token text, and only
+ * canonical signatures are accepted: low S (BIP 62 rule 5 / BIP 146 LOW_S), strict DER for
+ * BRC-77, and for BSM the one header byte (31..34, compressed key) whose recovery id
+ * recovers the named key.
  */
 export const MAX_TOKEN_LENGTH = 1024;
 export const MAX_SKEW_MS = 5 * 60 * 1000;
 const COMPRESSED_PUBKEY = /^0[23][0-9a-f]{64}$/;
+// secp256k1 group order n; a canonical signature has s <= n/2.
+const HALF_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n >> 1n;
 // RFC 3339 / ISO 8601 UTC timestamp as `new Date().toISOString()` writes it (ms optional).
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 export interface ReplayCache {
-  /** Records `key`; false when it was already recorded within its lifetime. */
+  /** Records `key`; false when it was already recorded within its lifetime (or cannot be recorded). */
   claim(key: string, ttlMs: number): Promise<boolean>;
 }
 
+/**
+ * Process-local replay records. When it is full of live records it refuses new claims
+ * instead of evicting one: evicting would let a flood of fresh tokens push out the record
+ * of a captured one and make it replayable (fail closed, OWASP ASVS 2.9.x / 3.x). Records
+ * live only as long as their token could still be fresh, and the sweep of expired records
+ * runs at most once a second, so a flood costs bounded work per claim.
+ */
 export function memoryReplayCache(maxEntries = 100_000): ReplayCache {
   const seen = new Map<string, number>();
+  let nextSweep = 0;
   return {
     async claim(key, ttlMs) {
       const now = Date.now();
       const expires = seen.get(key);
       if (expires !== undefined && expires > now) return false;
-      if (seen.size >= maxEntries) {
+      if (seen.size >= maxEntries && now >= nextSweep) {
+        nextSweep = now + 1000;
         for (const [k, exp] of seen) if (exp <= now) seen.delete(k);
-        // Still full of live entries: drop the oldest rather than grow without bound.
-        if (seen.size >= maxEntries) seen.delete(seen.keys().next().value as string);
       }
+      if (seen.size >= maxEntries && expires === undefined) return false;
       seen.set(key, now + ttlMs);
       return true;
     },
@@ -48,10 +66,18 @@ export function redisReplayCache(redis: Redis, prefix = "idp:bitcoin-auth:"): Re
 }
 
 export interface BitcoinAuthTarget {
-  /** The exact request path (with query, if the route signs one) the token must name. */
+  /**
+   * The exact request path (with query, if the route signs one) the token must name, alone
+   * or (host-bound form) after this server's origin.
+   */
   requestPath: string;
   /** The exact raw body; bound into the signature when present and non-empty. */
   body?: string;
+  /**
+   * What the token is for, when one request carries two tokens over the same signed data
+   * (sign-up's enrolment proof): each use is claimed in the replay cache on its own.
+   */
+  use?: string;
 }
 
 export type BitcoinAuthResult =
@@ -60,21 +86,83 @@ export type BitcoinAuthResult =
 
 const fail = (reason: string): BitcoinAuthResult => ({ ok: false, reason });
 
-/** BRC-77 signature bytes: version (4) | signer pubkey (33) | recipient | keyID | DER sig. */
-function brc77Signer(signatureBase64: string): string | null {
+/** BRC-77 signature bytes: version (4) | signer pubkey (33) | recipient (1 or 33) | keyID (32) | DER sig. */
+function brc77Parts(bytes: number[]): { signer: string; der: number[] } | null {
+  if (bytes.length < 4 + 33 + 1 + 32 + 8) return null;
+  const recipientLength = bytes[37] === 0 ? 1 : 33;
+  return { signer: Utils.toHex(bytes.slice(4, 37)), der: bytes.slice(37 + recipientLength + 32) };
+}
+
+/** The signature's bytes, when `text` is their canonical base64 (no other spelling is accepted). */
+function signatureBytes(text: string): number[] | null {
   try {
-    const bytes = Utils.toArray(signatureBase64, "base64");
-    if (bytes.length < 4 + 33 + 1 + 32 + 8) return null;
-    return Utils.toHex(bytes.slice(4, 37));
+    const bytes = Utils.toArray(text, "base64");
+    return Utils.toBase64(bytes) === text ? bytes : null;
   } catch {
     return null;
   }
 }
 
+const isLowS = (s: BigNumber) => BigInt("0x" + (s.toHex() || "0")) <= HALF_N;
+
+/** The signature as the only spelling we accept: low S, and strict DER (BRC-77) or the one BSM header. */
+function isCanonicalSignature(scheme: "brc77" | "bsm", pubkey: string, bytes: number[], message: string): boolean {
+  try {
+    if (scheme === "brc77") {
+      const parts = brc77Parts(bytes);
+      if (!parts) return false;
+      const sig = Signature.fromDER(parts.der);
+      return Utils.toHex(sig.toDER() as number[]) === Utils.toHex(parts.der) && isLowS(sig.s);
+    }
+    // BSM compact signature: header 27 + recovery id (+4 for a compressed key) | r | s.
+    const header = bytes[0]!;
+    if (bytes.length !== 65 || header < 31 || header > 34) return false;
+    const sig = Signature.fromCompact(bytes);
+    if (!isLowS(sig.s)) return false;
+    const recovered = sig.RecoverPublicKey(header - 31, new BigNumber(BSM.magicHash(Utils.toArray(message, "utf8"))));
+    return recovered.toString() === pubkey;
+  } catch {
+    return false;
+  }
+}
+
+const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+/** How this server verifies Bitcoin-Auth tokens; built once (bitcoinAuthPolicy) and passed down. */
+export interface BitcoinAuthPolicy {
+  replay: ReplayCache;
+  /** This server's origin (AUTH_URL): the host-bound form names `origin + path`. */
+  origin?: string;
+  /** Accept only the host-bound form (BITCOIN_AUTH_REQUIRE_HOST_BINDING). @default false */
+  requireHostBinding?: boolean;
+  now?: number;
+  maxSkewMs?: number;
+}
+
+/** The policy for one replay cache, from the settings. */
+export function bitcoinAuthPolicy(replay: ReplayCache, settings: { authUrl: string; bitcoinAuthRequireHostBinding: boolean }): BitcoinAuthPolicy {
+  return { replay, origin: new URL(settings.authUrl).origin, requireHostBinding: settings.bitcoinAuthRequireHostBinding };
+}
+
+/**
+ * Whether the token's request path names this request. The signed data has no host, so a
+ * path-only token (`/api/auth/sign-in/sigma`, as the published Sigma client signs) made to
+ * sign in at another service with the same route is just as valid here, for as long as it
+ * is fresh: a relay. The host-bound form names this server's absolute URL
+ * (`https://idp.example/api/auth/sign-in/sigma`, AUTH_URL + path) and cannot be used
+ * anywhere else; with `requireHostBinding` it is the only form accepted. (bitcoin-auth's
+ * parseAuthToken splits the token on `|` into exactly five fields; `://` contains none, so
+ * the absolute URL survives parsing, and a path with a `|` in it never could.)
+ */
+function namesThisRequest(tokenPath: string, requestPath: string, policy: BitcoinAuthPolicy): boolean {
+  if (policy.origin && tokenPath === policy.origin + requestPath) return true;
+  return !policy.requireHostBinding && tokenPath === requestPath;
+}
+
 export async function verifyBitcoinAuthToken(
   token: string | null | undefined,
   target: BitcoinAuthTarget,
-  opts: { replay: ReplayCache; now?: number; maxSkewMs?: number },
+  opts: BitcoinAuthPolicy,
 ): Promise<BitcoinAuthResult> {
   if (!token) return fail("missing token");
   if (token.length > MAX_TOKEN_LENGTH) return fail("token too long");
@@ -93,19 +181,28 @@ export async function verifyBitcoinAuthToken(
   const now = opts.now ?? Date.now();
   const skew = opts.maxSkewMs ?? MAX_SKEW_MS;
   if (Math.abs(now - signedAt.getTime()) > skew) return fail("token is stale or from the future");
-  if (requestPath !== target.requestPath) return fail("token was made for another path");
-  if (scheme === "brc77" && brc77Signer(signature) !== pubkey) return fail("signer is not the named key");
+  if (!namesThisRequest(requestPath, target.requestPath, opts)) {
+    return fail(opts.requireHostBinding && requestPath === target.requestPath ? "token is not bound to this host" : "token was made for another path or host");
+  }
+
+  const sigBytes = signatureBytes(signature);
+  if (!sigBytes) return fail("signature is not canonical base64");
+  // Before the costly check: a BRC-77 signature carries its signer, which must be the named key.
+  if (scheme === "brc77" && brc77Parts(sigBytes)?.signer !== pubkey) return fail("signer is not the named key");
 
   let valid = false;
   try {
-    valid = verifyAuthToken(token, { requestPath: target.requestPath, timestamp: new Date(now).toISOString(), body: target.body || undefined });
+    valid = verifyAuthToken(token, { requestPath, timestamp: new Date(now).toISOString(), body: target.body || undefined });
   } catch {
     valid = false;
   }
   if (!valid) return fail("bad signature");
-  const key = createHash("sha256").update(token).digest("base64url");
-  // Keep the replay record for the whole window in which the token could still be fresh.
-  if (!(await opts.replay.claim(key, 2 * skew + 1000))) return fail("token was already used");
+  // The signed message, as bitcoin-auth builds it: path | timestamp | sha256hex(body) or "".
+  const bodyHash = target.body ? Utils.toHex(Hash.sha256(Utils.toArray(target.body, "utf8"))) : "";
+  if (!isCanonicalSignature(scheme, pubkey, sigBytes, `${requestPath}|${timestamp}|${bodyHash}`)) return fail("signature is not in canonical form");
+  const key = sha256Hex([target.use ?? "", pubkey, scheme, requestPath, timestamp, bodyHash].join("|"));
+  // Keep the replay record for as long as the token could still be fresh.
+  if (!(await opts.replay.claim(key, signedAt.getTime() + skew - now + 1000))) return fail("token was already used");
   return { ok: true, pubkey, scheme, timestamp: signedAt };
 }
 

@@ -21,10 +21,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function post(body: string, authToken?: string) {
-  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+async function post(body: string, authToken?: string, opts: { query?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", ...opts.headers };
   if (authToken) headers["x-auth-token"] = authToken;
-  const res = await fetch(server.url + TOKEN_PATH, { method: "POST", headers, body });
+  const res = await fetch(server.url + TOKEN_PATH + (opts.query ?? ""), { method: "POST", headers, body });
   return { status: res.status, json: (await res.json()) as Record<string, any>, headers: res.headers };
 }
 
@@ -115,6 +115,79 @@ describe("clients registered with a member key", () => {
     expect((await post(body, sign(member, body, { timestamp: new Date(Date.now() - 4 * 60_000).toISOString() }))).status).toBe(200);
     const body2 = await codeExchangeBody();
     expect((await post(body2, sign(member, body2, { timestamp: new Date(Date.now() + 4 * 60_000).toISOString() }))).status).toBe(200);
+  });
+
+  /** A code exchange and a refresh for the member-key client; each request is shaped by `shape`, unsigned. */
+  async function unsignedAttempts(shape: (form: [string, string][]) => { body: string; query?: string; headers?: Record<string, string> }) {
+    const { verifier, challenge } = pkce();
+    const { code } = await authorize(server, { clientId, cookie: person.cookie, challenge });
+    const exchange = shape([["grant_type", "authorization_code"], ["code", code!], ["redirect_uri", REDIRECT], ["code_verifier", verifier]]);
+    const codeRes = await post(exchange.body, undefined, exchange);
+    // A refresh token got the signed way, then offered without a signature.
+    const body = await codeExchangeBody();
+    const issued = await post(body, sign(member, body));
+    expect(issued.status).toBe(200);
+    const refresh = shape([["grant_type", "refresh_token"], ["refresh_token", issued.json.refresh_token]]);
+    const refreshRes = await post(refresh.body, undefined, refresh);
+    return { codeRes, refreshRes };
+  }
+  const form = (pairs: [string, string][]) => new URLSearchParams(pairs).toString();
+  const basic = (id: string, secret = "x") => "Basic " + Buffer.from(`${encodeURIComponent(id)}:${secret}`).toString("base64");
+
+  it("refuses an unsigned code exchange or refresh whose token URL carries a query string", async () => {
+    const { codeRes, refreshRes } = await unsignedAttempts((pairs) => ({ body: form([...pairs, ["client_id", clientId]]), query: "?x=1" }));
+    for (const res of [codeRes, refreshRes]) {
+      expect(res.status).toBe(401);
+      expect(res.json).toMatchObject({ error: "invalid_client" });
+      expect(res.json.access_token).toBeUndefined();
+    }
+  });
+
+  it("refuses a form that names the client twice, the first time empty (400, repeated parameter)", async () => {
+    const { codeRes, refreshRes } = await unsignedAttempts((pairs) => ({ body: form([["client_id", ""], ...pairs, ["client_id", clientId]]) }));
+    for (const res of [codeRes, refreshRes]) {
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: "invalid_request" });
+      expect(res.json.access_token).toBeUndefined();
+    }
+  });
+
+  it("refuses any repeated parameter on the token endpoint (resource aside)", async () => {
+    const body = await codeExchangeBody();
+    const twice = `${body}&code_verifier=x`;
+    const res = await post(twice, sign(member, twice));
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ error: "invalid_request", error_description: "code_verifier must not be repeated" });
+    // The refusal came first: the code still works with a proper request.
+    expect((await post(body, sign(member, body))).status).toBe(200);
+  });
+
+  it("refuses a member-key client named by Basic or by the form when the two disagree, without a signature", async () => {
+    const other = await registerClient(server, { token_endpoint_auth_method: "client_secret_basic" });
+    const shapes = [
+      // Basic names the member-key client, the form another one.
+      (pairs: [string, string][]) => ({ body: form([...pairs, ["client_id", other.client_id]]), headers: { authorization: basic(clientId) } }),
+      // Basic names another (real, confidential) client, the form the member-key client.
+      (pairs: [string, string][]) => ({ body: form([...pairs, ["client_id", clientId]]), headers: { authorization: basic(other.client_id, other.client_secret!) } }),
+      // Basic alone names the member-key client.
+      (pairs: [string, string][]) => ({ body: form(pairs), headers: { authorization: basic(clientId) } }),
+    ];
+    for (const [i, shape] of shapes.entries()) {
+      const { codeRes, refreshRes } = await unsignedAttempts(shape);
+      for (const res of [codeRes, refreshRes]) {
+        expect(res.status, `shape ${i}`).toBe(401);
+        expect(res.json.error, `shape ${i}`).toBe("invalid_client");
+        expect(res.json.access_token, `shape ${i}`).toBeUndefined();
+      }
+    }
+  });
+
+  it("still exchanges and refreshes with a valid signature when the token URL carries a query string", async () => {
+    const body = await codeExchangeBody();
+    const res = await post(body, sign(member, body), { query: "?x=1" });
+    expect(res.status).toBe(200);
+    const refreshBody = new URLSearchParams({ grant_type: "refresh_token", refresh_token: res.json.refresh_token, client_id: clientId }).toString();
+    expect((await post(refreshBody, sign(member, refreshBody), { query: "?x=1" })).status).toBe(200);
   });
 
   it("does not ask clients without a member key for X-Auth-Token", async () => {
