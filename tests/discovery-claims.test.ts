@@ -26,7 +26,7 @@ describe("discovery", () => {
       expect(m.introspection_endpoint).toBe(`${server.url}/api/auth/oauth2/introspect`);
       expect(m.revocation_endpoint).toBe(`${server.url}/api/auth/oauth2/revoke`);
       expect(m.code_challenge_methods_supported).toEqual(["S256"]);
-      expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access"]);
+      expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access", "backup:read", "backup:write"]);
       expect(m.response_types_supported).toEqual(["code"]);
       expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
       expect(m.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
@@ -69,7 +69,7 @@ describe("discovery", () => {
 });
 
 describe("ID token and userinfo claims", () => {
-  async function flow(scope: string) {
+  async function flow(scope: string, extra?: Record<string, string>) {
     const person = await signUp(server, { name: "Satoshi" });
     const pubkey = "02" + "ab".repeat(32);
     await server.db.updateTable("user").set({ pubkey }).where("id", "=", person.user.id).execute();
@@ -90,7 +90,7 @@ describe("ID token and userinfo claims", () => {
       .execute();
     const client = await registerClient(server);
     const { verifier, challenge } = pkce();
-    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge, scope });
+    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge, scope, extra });
     const tokens = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
     expect(tokens.status).toBe(200);
     const jwks = createRemoteJWKSet(new URL(`${server.url}/api/auth/jwks`));
@@ -125,6 +125,35 @@ describe("ID token and userinfo claims", () => {
     const profileOnly = await flow("openid profile");
     expect(profileOnly.info.json.email).toBeUndefined();
     expect(profileOnly.info.json.bap_id).toBe(profileOnly.bapId);
+  });
+
+  it("releases only what the granted scopes allow, whatever the claims parameter asks (OIDC Core §5.5 is not offered)", async () => {
+    const claims = JSON.stringify({
+      userinfo: { email: { essential: true }, email_verified: null, name: null, picture: null, given_name: null },
+      id_token: { email: { essential: true }, name: null },
+    });
+    const { info, payload, person } = await flow("openid", { claims });
+    expect(info.status).toBe(200);
+    expect(info.json.sub).toBe(person.user.id);
+    for (const claim of ["email", "email_verified", "name", "picture", "given_name", "family_name", "bap_id", "bap", "pubkey"]) {
+      expect(info.json[claim], `userinfo ${claim}`).toBeUndefined();
+      expect(payload[claim], `id_token ${claim}`).toBeUndefined();
+    }
+    // The request is not recorded either: the grant and its tokens name no requested claims.
+    for (const table of ["oauthConsent", "oauthAccessToken"]) {
+      const rows = await server.db.selectFrom(table).select("requestedUserInfoClaims").where("userId", "=", person.user.id).execute();
+      expect(rows.length, table).toBeGreaterThan(0);
+      for (const { requestedUserInfoClaims: v } of rows) expect(typeof v === "string" ? JSON.parse(v) : (v ?? []), table).toEqual([]);
+    }
+    // With the scope the claim is released as before.
+    const withEmail = await flow("openid email", { claims });
+    expect(withEmail.info.json.email).toBe(withEmail.person.email);
+    expect(withEmail.info.json.name).toBeUndefined();
+  });
+
+  it("does not advertise the claims parameter", async () => {
+    const m = (await server.api("/.well-known/openid-configuration")).json;
+    expect(m.claims_parameter_supported).toBe(false);
   });
 
   it("refuses userinfo without a valid bearer token", async () => {

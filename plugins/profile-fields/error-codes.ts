@@ -1,0 +1,5 @@
+/** Error codes of the user profile field rules, as `code` members of better-auth's `{message, code}` bodies. */
+export const PROFILE_FIELD_ERROR_CODES = {
+  INVALID_NAME: "The name must be at most 200 characters, with no control or bidirectional control characters.",
+  INVALID_IMAGE: "The image must be an https URL of at most 2048 characters.",
+} as const;
