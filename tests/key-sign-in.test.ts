@@ -9,9 +9,10 @@ import { BAP, bapIdFromPubkey } from "bsv-bap";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import type { Browser, BrowserContext, Page, Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
-import { pkce, registerClient, token } from "./helpers/oauth.js";
+import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
+import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
 import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import { secretOf, totp } from "./helpers/totp.js";
 
 const SIGN_IN = "/api/auth/sign-in/sigma";
 const SIGN_UP = "/api/auth/sign-up/sigma";
@@ -220,12 +221,39 @@ describe("key sign-in page", () => {
     expect(signIn!.method).toBe("POST");
     expect(signIn!.postData).toBe(JSON.stringify({ bapId: id.bapId }));
     const parsed = parseAuthToken(signIn!.headers["x-auth-token"] ?? "");
-    expect(parsed).toMatchObject({ pubkey: id.pubkey, scheme: "brc77", requestPath: SIGN_IN });
+    // The host-bound form: this server's absolute URL, so the token is no good anywhere else.
+    expect(parsed).toMatchObject({ pubkey: id.pubkey, scheme: "brc77", requestPath: server.url + SIGN_IN });
 
     // The flow resumed with the signed request only (no key material) on /oauth2/continue.
     const resumed = all.filter((r) => new URL(r.url).pathname === "/api/auth/oauth2/continue");
     expect(resumed).toHaveLength(1);
     expect(Object.keys(JSON.parse(resumed[0]!.postData)).sort()).toEqual(["oauth_query", "postLogin"]);
+  });
+
+  it("an account with two-factor on goes on to the code step, then through consent to the app", async () => {
+    const id = freshIdentity();
+    const person = await signUp(server);
+    const body = JSON.stringify({ bapId: id.bapId });
+    const registered = await server.api("/api/user/bap-ids", { cookie: person.cookie, body, headers: { "x-auth-token": getAuthToken({ privateKeyWif: id.key.toWif(), requestPath: "/api/user/bap-ids", body }) } });
+    expect(registered.status, registered.text).toBe(201);
+    const enabled = await server.api("/api/auth/two-factor/enable", { cookie: person.cookie, body: { password: person.password } });
+    const secret = secretOf(enabled.json.totpURI);
+    expect((await server.api("/api/auth/two-factor/verify-totp", { cookie: cookiesOf(enabled.headers) || person.cookie, body: { code: totp(secret) } })).status).toBe(200);
+
+    const pass = password();
+    const file = await backupFile({ wif: id.key.toWif(), id: id.bapId }, pass);
+    const client = await publicClient("Two-Factor Key App");
+    const request = authorizationRequest(client.client_id);
+    const { page } = await recordedPage();
+    await page.goto(request.url);
+    await keySignIn(page, file, pass);
+    await page.waitForURL((u) => u.pathname === "/sign-in/two-factor");
+    await fillByLabel(page, "Code from your authenticator app", totp(secret));
+    await submitWith(page, "Verify");
+    expect(new URL(page.url()).pathname).toBe("/consent");
+    await submitWith(page, "Allow");
+    const claims = await idTokenFor(client.client_id, request, new URL(page.url()));
+    expect(claims.sub).toBe(person.user.id);
   });
 
   it("a wrong password shows an error in the page and sends no sign-in request", async () => {

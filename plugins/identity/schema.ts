@@ -32,6 +32,12 @@ export const identitySchema = {
       name: { type: "string", required: false },
       counter: { type: "number", required: false },
       accountPubkey: { type: "string", required: false },
+      /**
+       * Set when the owner proved the mailbox of an account whose address was unverified while
+       * this identity was on it (plugins/identity/mailbox-proof.ts): refused at key sign-in and
+       * left out of tokens until the owner confirms it. Null: in force.
+       */
+      suspendedAt: { type: "date", required: false, input: false },
       createdAt: { type: "date", required: true },
       updatedAt: { type: "date", required: true },
     },

@@ -4,6 +4,8 @@ export const SIGMA_ERROR_CODES = {
   RESTORE_PROFILE_NOT_FOUND: "No registered BAP profile matches this key.",
   INVALID_BODY: 'The body must be the compact JSON object {"bapId":"..."} or {}.',
   INVALID_ENROLLMENT_PROOF: "The enrollment proof is missing or not made by the identity's member key.",
+  IDENTITY_SUSPENDED: "This identity is suspended: the account's owner must confirm it on their account page before it can sign in.",
   IDENTITY_ALREADY_REGISTERED: "This BAP identity is already registered.",
+  RESERVED_EMAIL_DOMAIN: "Addresses at bap.invalid are reserved for accounts made with an identity key. Use your own e-mail address.",
   REQUEST_REQUIRED: "This endpoint must be called over HTTP with the raw body.",
 } as const;

@@ -1,26 +1,23 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthEndpoint } from "better-auth/api";
 import { setSessionCookie } from "better-auth/cookies";
-import { verifyBitcoinAuthToken, type ReplayCache } from "../../lib/bitcoin-auth.js";
-import { addressOf, bapIdOfMemberKey, isBapId } from "../../lib/bap.js";
+import type { Kysely } from "kysely";
+import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
+import { addressOf, bapIdOfMemberKey, isBapId, isKeyAccountEmail, keyAccountEmail } from "../../lib/bap.js";
+import { isSuspended } from "../identity/registrations.js";
+import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../identity/store.js";
 import { SIGMA_ERROR_CODES } from "./error-codes.js";
 
 export interface SigmaOptions {
-  replay: ReplayCache;
+  /** The Kysely instance better-auth uses: identities are read and written through plugins/identity/store.ts. */
+  db: Kysely<any>;
+  bitcoinAuth: BitcoinAuthPolicy;
   /** Route name: POST /sign-in/<serviceName>. @default "sigma" */
   serviceName?: string;
   /** Where better-auth is mounted, as clients sign paths. @default "/api/auth" */
   basePath?: string;
   /** Largest body read, in bytes. @default 4096 */
   maxBodyBytes?: number;
-}
-
-interface BapIdentityRow {
-  id: string;
-  userId: string;
-  bapId: string;
-  memberPubkey: string | null;
-  isPrimary: boolean | number;
 }
 
 const fail = (status: "UNAUTHORIZED" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT", code: keyof typeof SIGMA_ERROR_CODES) =>
@@ -68,13 +65,36 @@ export function sigma(options: SigmaOptions) {
   const signUpPath = `/sign-up/${service}`;
 
   async function verify(token: string | null, requestPath: string, body: string | undefined) {
-    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, { replay: options.replay });
+    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, options.bitcoinAuth);
     if (!result.ok) throw fail("UNAUTHORIZED", "INVALID_AUTH_TOKEN");
     return result.pubkey;
   }
 
+  /**
+   * The key-account domain is ours alone: only this plugin's sign-up creates an address in it.
+   * A person's sign-up, change of address, social sign-in or an admin's edit that names one is
+   * refused with 400, so nobody can take a key's address before its holder enrols.
+   */
+  function refuseReservedEmail(data: { email?: unknown }, ctx: { path?: string } | null | undefined, creating: boolean) {
+    if (!isKeyAccountEmail(data.email)) return;
+    if (creating && ctx?.path === signUpPath) return;
+    throw fail("BAD_REQUEST", "RESERVED_EMAIL_DOMAIN");
+  }
+
   return {
     id: "sigma",
+    init() {
+      return {
+        options: {
+          databaseHooks: {
+            user: {
+              create: { before: async (user, ctx) => refuseReservedEmail(user, ctx, true) },
+              update: { before: async (user, ctx) => refuseReservedEmail(user, ctx, false) },
+            },
+          },
+        },
+      };
+    },
     endpoints: {
       signInSigma: createAuthEndpoint(
         signInPath,
@@ -84,20 +104,22 @@ export function sigma(options: SigmaOptions) {
           const { bapId, signedBody } = parseSignInBody(raw);
           const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, basePath + signInPath, signedBody);
 
-          const adapter = ctx.context.adapter;
-          let profile: BapIdentityRow | null;
+          let profile: BapIdentity | null;
           if (bapId) {
-            profile = await adapter.findOne<BapIdentityRow>({ model: "bapIdentity", where: [{ field: "bapId", value: bapId }] });
+            profile = await findIdentity(options.db, bapId);
           } else {
-            // No bapId: the caller's primary profile, found by the key that signed.
-            const mine = await adapter.findMany<BapIdentityRow>({ model: "bapIdentity", where: [{ field: "memberPubkey", value: signer }] });
-            profile = mine.find((p) => Boolean(p.isPrimary)) ?? mine[0] ?? null;
+            // No bapId: the caller's primary profile in force (the list is primary first), found by the key that signed.
+            const mine = await listIdentitiesOfMemberKey(options.db, signer);
+            profile = mine.find((p) => !isSuspended(p)) ?? mine[0] ?? null;
           }
           // The profile must exist and its member key must be the signer (registered key, or
           // for records without one, the key whose address derives the bapId).
           const memberKey = profile?.memberPubkey ?? null;
           const owns = profile && (memberKey ? memberKey === signer : bapIdOfMemberKey(signer) === profile.bapId);
           if (!profile || !owns) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
+          // Told only to the key's holder (ownership is proven above): the account's owner proved
+          // the mailbox after this identity was attached, and has not confirmed it since.
+          if (isSuspended(profile)) throw fail("FORBIDDEN", "IDENTITY_SUSPENDED");
 
           const user = await ctx.context.internalAdapter.findUserById(profile.userId);
           if (!user) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
@@ -124,24 +146,17 @@ export function sigma(options: SigmaOptions) {
           const bapId = body.bapId;
           const path = basePath + signUpPath;
           const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, path, raw);
-          const proof = await verifyBitcoinAuthToken(ctx.headers?.get("x-sigma-enrollment-proof") ?? null, { requestPath: path, body: raw }, { replay: options.replay });
+          const proof = await verifyBitcoinAuthToken(ctx.headers?.get("x-sigma-enrollment-proof") ?? null, { requestPath: path, body: raw, use: "x-sigma-enrollment-proof" }, options.bitcoinAuth);
           // Both from the identity's member key: its address is the root address the bapId derives from.
           if (!proof.ok || proof.pubkey !== signer || bapIdOfMemberKey(signer) !== bapId) throw fail("UNAUTHORIZED", "INVALID_ENROLLMENT_PROOF");
 
-          const adapter = ctx.context.adapter;
-          if (await adapter.findOne({ model: "bapIdentity", where: [{ field: "bapId", value: bapId }] })) throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
-          const rootAddress = addressOf(signer);
-          const now = new Date();
-          // Key-only accounts have no e-mail; better-auth needs a unique one. `.invalid` (RFC 2606)
-          // can never receive mail, emailVerified stays false, and hex keeps case-distinct bapIds
-          // distinct after e-mail lower-casing.
-          const email = `bap-${Buffer.from(bapId).toString("hex")}@bap.invalid`;
+          if (await findIdentity(options.db, bapId)) throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
+          // The reserved key-account address (lib/bap.ts); emailVerified stays false.
+          const email = keyAccountEmail(bapId);
           const user = await ctx.context.internalAdapter.createUser({ name: bapId, email, emailVerified: false, pubkey: signer }, ctx);
           try {
-            await adapter.create({
-              model: "bapIdentity",
-              data: { userId: user.id, bapId, rootAddress, currentAddress: rootAddress, memberPubkey: signer, identity: null, isPrimary: true, createdAt: now, updatedAt: now },
-            });
+            // The account's first identity, so its primary one.
+            if ((await registerIdentity(options.db, user.id, { bapId, memberPubkey: signer, rootAddress: addressOf(signer) })) !== "created") throw new Error("taken");
           } catch {
             // Lost a race for the same bapId (unique): leave no half-made account behind.
             await ctx.context.internalAdapter.deleteUser(user.id);

@@ -1,0 +1,253 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely, SelectQueryBuilder } from "kysely";
+import { asBool, asDate } from "../../lib/db.js";
+import { canRemoveOneBapIdentity, type SignInMethodsContext } from "../social/sign-in-methods.js";
+import { isSuspended } from "./registrations.js";
+
+/**
+ * Every read and write of the `bapIdentity` table through our own Kysely queries: the API
+ * (routes/profile.ts), the account and consent pages, token claims and backups all go through
+ * here, with one row type, one order ("primary first, then as registered") and one rule for
+ * which identity is primary. Changes take the caller's user id and touch only that user's rows,
+ * so another person's identity reads as missing, never as someone else's.
+ */
+
+/** A registered BAP identity, decoded from either database. */
+export interface BapIdentity {
+  id: string;
+  userId: string;
+  bapId: string;
+  rootAddress: string;
+  currentAddress: string | null;
+  memberPubkey: string | null;
+  /** The published identity document, JSON text. */
+  identity: string | null;
+  isPrimary: boolean;
+  name: string | null;
+  counter: number | null;
+  accountPubkey: string | null;
+  /** Set by a mailbox proof (./mailbox-proof.ts) until the owner confirms the identity. */
+  suspendedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type Row = Record<string, any>;
+
+function toIdentity(row: Row): BapIdentity {
+  return {
+    id: row.id,
+    userId: row.userId,
+    bapId: row.bapId,
+    rootAddress: row.rootAddress,
+    currentAddress: row.currentAddress ?? null,
+    memberPubkey: row.memberPubkey ?? null,
+    identity: row.identity ?? null,
+    isPrimary: asBool(row.isPrimary),
+    name: row.name ?? null,
+    counter: row.counter ?? null,
+    accountPubkey: row.accountPubkey ?? null,
+    suspendedAt: isSuspended(row) ? asDate(row.suspendedAt) : null,
+    createdAt: asDate(row.createdAt),
+    updatedAt: asDate(row.updatedAt),
+  };
+}
+
+const identities = (db: Kysely<any>) => db.selectFrom("bapIdentity").selectAll();
+/** The one order: the primary identity first, then in the order they were registered. */
+const primaryFirst = <Q extends SelectQueryBuilder<any, any, any>>(query: Q): Q => query.orderBy("isPrimary", "desc").orderBy("createdAt", "asc") as Q;
+/** A suspended identity speaks for no one (tokens, consent, primary) until its owner confirms it. */
+const inForce = <Q extends SelectQueryBuilder<any, any, any>>(query: Q): Q => query.where("suspendedAt", "is", null) as Q;
+
+async function first(query: SelectQueryBuilder<any, any, Row>): Promise<BapIdentity | null> {
+  const row = await query.executeTakeFirst();
+  return row ? toIdentity(row) : null;
+}
+
+export function findIdentity(db: Kysely<any>, bapId: string): Promise<BapIdentity | null> {
+  return first(identities(db).where("bapId", "=", bapId));
+}
+
+/** The user's identity `bapId`, suspended or not; null when it is someone else's or missing. */
+export function findOwnedIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<BapIdentity | null> {
+  return first(identities(db).where("userId", "=", userId).where("bapId", "=", bapId));
+}
+
+/** The user's primary identity (the first registered when none is marked primary), suspended or not. */
+export function findPrimaryIdentity(db: Kysely<any>, userId: string): Promise<BapIdentity | null> {
+  return first(primaryFirst(identities(db).where("userId", "=", userId)));
+}
+
+/** The user's identities, primary first; `inForceOnly` leaves suspended ones out. */
+export async function listIdentities(db: Kysely<any>, userId: string, { inForceOnly = false } = {}): Promise<BapIdentity[]> {
+  const query = identities(db).where("userId", "=", userId);
+  return (await primaryFirst(inForceOnly ? inForce(query) : query).execute()).map(toIdentity);
+}
+
+/** The identities a member key controls, primary first (public lookup during login). */
+export async function listIdentitiesOfMemberKey(db: Kysely<any>, memberPubkey: string): Promise<BapIdentity[]> {
+  return (await primaryFirst(identities(db).where("memberPubkey", "=", memberPubkey)).execute()).map(toIdentity);
+}
+
+/** How many of the user's identities are in force (each is a way to sign in with a key). */
+export async function countIdentitiesInForce(db: Kysely<any>, userId: string): Promise<number> {
+  const row = await inForce(db.selectFrom("bapIdentity").select((eb) => eb.fn.countAll().as("n")).where("userId", "=", userId)).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * The profile a token speaks for: the one selected at authorization (the consent and token
+ * `referenceId`) when it belongs to the user and is in force, else the user's primary one in force.
+ */
+export async function findSelectedIdentity(db: Kysely<any>, userId: string, referenceId?: string | null): Promise<BapIdentity | null> {
+  const mine = inForce(identities(db).where("userId", "=", userId));
+  const selected = referenceId ? await first(mine.where("bapId", "=", referenceId)) : null;
+  return selected ?? first(primaryFirst(mine));
+}
+
+/**
+ * The one rule for the primary identity: exactly one of the user's identities is marked, and
+ * the account's `pubkey` is its member key (key sign-in and tokens read it from there).
+ */
+async function markPrimary(db: Kysely<any>, userId: string, id: string): Promise<void> {
+  await db.updateTable("bapIdentity").set({ isPrimary: false }).where("userId", "=", userId).execute();
+  await db.updateTable("bapIdentity").set({ isPrimary: true }).where("id", "=", id).where("userId", "=", userId).execute();
+}
+const setAccountPubkey = (db: Kysely<any>, userId: string, pubkey: string | null) => db.updateTable("user").set({ pubkey }).where("id", "=", userId).execute();
+
+/**
+ * Makes one of the user's identities in force the primary one (the `bap_id` an app sees by
+ * default). Its member key was proven when it was registered (POST /api/user/bap-ids), so no
+ * new signature is needed to choose among identities the account already holds; a suspended one
+ * is confirmed first. False when the user has no such identity in force.
+ */
+export async function makePrimary(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await first(inForce(identities(trx).where("userId", "=", userId).where("bapId", "=", bapId)));
+    if (!row) return false;
+    await markPrimary(trx, userId, row.id);
+    if (row.memberPubkey) await setAccountPubkey(trx, userId, row.memberPubkey);
+    return true;
+  });
+}
+
+/**
+ * After identities change state: the oldest-primary identity in force is the primary one, and
+ * the account's `pubkey` is its member key (registration does the same), or null when no
+ * identity is in force: a suspended identity speaks for no one in tokens.
+ */
+async function syncPrimary(db: Kysely<any>, userId: string) {
+  const head = await first(primaryFirst(inForce(identities(db).where("userId", "=", userId))));
+  if (head && !head.isPrimary) await markPrimary(db, userId, head.id);
+  await setAccountPubkey(db, userId, head?.memberPubkey ?? null);
+}
+
+/** What a registration (POST /api/user/bap-ids) writes; the member key is the one that signed it. */
+export interface IdentityRegistration {
+  bapId: string;
+  memberPubkey: string;
+  rootAddress: string;
+  name?: string;
+  counter?: number;
+  isPrimary?: boolean;
+  accountPubkey?: string;
+  currentAddress?: string;
+  /** The identity document, JSON text. */
+  identity?: string;
+}
+
+/**
+ * Registers an identity to the user, or updates the user's own registration of it. The user's
+ * first identity becomes primary, as does one registered with `isPrimary: true`; `false` unmarks
+ * it. "taken" (and no change) when another account holds the identity.
+ */
+export async function registerIdentity(db: Kysely<any>, userId: string, input: IdentityRegistration, now = new Date()): Promise<"created" | "updated" | "taken"> {
+  return db.transaction().execute(async (trx) => {
+    const existing = await findIdentity(trx, input.bapId);
+    if (existing && existing.userId !== userId) return "taken" as const;
+    const count = await trx.selectFrom("bapIdentity").select((eb) => eb.fn.countAll().as("n")).where("userId", "=", userId).executeTakeFirst();
+    const primary = input.isPrimary === true || (Number(count?.n ?? 0) === 0 && !existing);
+    const fields = {
+      memberPubkey: input.memberPubkey,
+      ...(input.currentAddress ? { currentAddress: input.currentAddress } : {}),
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.counter !== undefined ? { counter: input.counter } : {}),
+      ...(input.accountPubkey ? { accountPubkey: input.accountPubkey } : {}),
+      ...(input.identity !== undefined ? { identity: input.identity } : {}),
+      updatedAt: now,
+    };
+    let id = existing?.id;
+    if (id) {
+      await trx.updateTable("bapIdentity").set({ ...fields, ...(input.isPrimary === false ? { isPrimary: false } : {}) }).where("id", "=", id).execute();
+    } else {
+      id = randomUUID();
+      await trx
+        .insertInto("bapIdentity")
+        .values({ id, userId, bapId: input.bapId, rootAddress: input.rootAddress, currentAddress: input.rootAddress, isPrimary: false, createdAt: now, ...fields })
+        .execute();
+    }
+    if (primary) {
+      await markPrimary(trx, userId, id);
+      await setAccountPubkey(trx, userId, input.memberPubkey);
+    }
+    return existing ? ("updated" as const) : ("created" as const);
+  });
+}
+
+/** A publication was recorded: the identity document on chain is now this one. */
+export async function setPublishedIdentity(db: Kysely<any>, bapId: string, identity: string, now = new Date()): Promise<void> {
+  await db.updateTable("bapIdentity").set({ identity, updatedAt: now }).where("bapId", "=", bapId).execute();
+}
+
+/**
+ * A mailbox proof on an account whose address was unverified: every identity on it was added
+ * by whoever held the account then, so each is suspended (refused at key sign-in, left out of
+ * tokens) until the owner confirms it. Answers how many were suspended.
+ */
+export async function suspendBapIdentities(db: Kysely<any>, userId: string, at = new Date()): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx.updateTable("bapIdentity").set({ suspendedAt: at }).where("userId", "=", userId).where("suspendedAt", "is", null).executeTakeFirst();
+    const suspended = Number(result.numUpdatedRows);
+    if (suspended) await syncPrimary(trx, userId);
+    return suspended;
+  });
+}
+
+/**
+ * Lifts a suspension: the signed-in owner vouches for an identity that was on the account
+ * before they proved the mailbox. False when the user has no such identity; true (and no
+ * change) when it was not suspended.
+ */
+export async function confirmBapIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await findOwnedIdentity(trx, userId, bapId);
+    if (!row) return false;
+    if (!isSuspended(row)) return true;
+    await trx.updateTable("bapIdentity").set({ suspendedAt: null, updatedAt: new Date() }).where("id", "=", row.id).execute();
+    await syncPrimary(trx, userId);
+    return true;
+  });
+}
+
+export type RemoveResult = "removed" | "not-found" | "last-sign-in-method";
+
+/**
+ * Removes one of the user's identities (its unpublished draft goes with it; recorded
+ * publications stay, they describe a transaction on chain). An identity in force is not
+ * removed when it is the last way to sign in (plugins/social/sign-in-methods.ts counts the
+ * password, linked accounts, passkeys and the other identities in force). A suspended identity is no way in, so
+ * removing it is always allowed.
+ */
+export async function removeBapIdentity(db: Kysely<any>, context: PromiseLike<SignInMethodsContext>, userId: string, bapId: string): Promise<RemoveResult> {
+  const row = await findOwnedIdentity(db, userId, bapId);
+  if (!row) return "not-found";
+  if (!isSuspended(row) && !(await canRemoveOneBapIdentity(await context, db, userId))) return "last-sign-in-method";
+  return db.transaction().execute(async (trx) => {
+    const deleted = await trx.deleteFrom("bapIdentity").where("id", "=", row.id).where("userId", "=", userId).executeTakeFirst();
+    if (!Number(deleted.numDeletedRows)) return "not-found" as const;
+    await trx.deleteFrom("bapProfileDraft").where("bapId", "=", bapId).where("userId", "=", userId).execute();
+    // Were it the primary one, the oldest identity in force takes its place.
+    await syncPrimary(trx, userId);
+    return "removed" as const;
+  });
+}
