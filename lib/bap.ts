@@ -20,3 +20,22 @@ export function bapIdOfMemberKey(pubkey: string): string {
 export function addressOf(pubkey: string): string {
   return PublicKey.fromString(pubkey).toAddress();
 }
+
+/**
+ * Key-only accounts have no e-mail; better-auth needs a unique one. `.invalid` (RFC 2606 §2)
+ * can never receive mail, and hex keeps case-distinct bapIds distinct after e-mail
+ * lower-casing. The domain is reserved for these addresses: no person may sign up with, or
+ * change to, an address in it (BAP ids are public, so anyone could squat a key's address).
+ */
+export const KEY_ACCOUNT_EMAIL_DOMAIN = "bap.invalid";
+
+export function keyAccountEmail(bapId: string): string {
+  return `bap-${Buffer.from(bapId).toString("hex")}@${KEY_ACCOUNT_EMAIL_DOMAIN}`;
+}
+
+/** An address in the reserved domain or below it, in any case, with or without the root dot. */
+export function isKeyAccountEmail(email: unknown): boolean {
+  if (typeof email !== "string") return false;
+  const domain = email.slice(email.lastIndexOf("@") + 1).trim().toLowerCase().replace(/\.+$/, "");
+  return domain === KEY_ACCOUNT_EMAIL_DOMAIN || domain.endsWith(`.${KEY_ACCOUNT_EMAIL_DOMAIN}`);
+}

@@ -33,8 +33,10 @@ const EnvSchema = v.object({
   AUTO_MIGRATE: v.optional(v.picklist(["true", "false", ""]), ""),
   SMTP_URL: v.optional(v.string()),
   MAIL_FROM: v.optional(v.string(), "Identity <no-reply@localhost>"),
+  MAIL_DISABLED: Bool,
   REQUIRE_EMAIL_VERIFICATION: Bool,
   TRUST_PROXY: Bool,
+  TRUST_PROXY_HOPS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer("must be a whole number of proxies"), v.minValue(0), v.maxValue(16))),
   DATA_DIR: v.optional(v.string(), "./data"),
   ACCESS_TOKEN_TTL: Seconds(3600),
   REFRESH_TOKEN_TTL: Seconds(604800),
@@ -43,11 +45,16 @@ const EnvSchema = v.object({
   REGISTER_RATE_LIMIT: v.pipe(v.optional(v.string(), "20"), v.transform(Number), v.integer(), v.minValue(1)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
+  KEY_SIGN_IN_SKIPS_TWO_FACTOR: Bool,
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
   DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
   AGENT_DYNAMIC_HOSTS: Bool,
+  OUTBOUND_ALLOW_PRIVATE: Bool,
+  BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
+  EMAIL_CHANGE_REAUTH_WINDOW: Seconds(300),
+  KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET: Bool,
 });
 
 export type DatabaseTarget =
@@ -68,19 +75,37 @@ export interface Config {
   readonly autoMigrate: boolean;
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
+  /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
+  readonly mailDisabled: boolean;
   readonly requireEmailVerification: boolean;
+  /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
   readonly trustProxy: boolean;
+  /** Reverse proxies of ours in front of the service: the client address is this many X-Forwarded-For entries from the right (0: the socket's). */
+  readonly proxyHops: number;
   readonly dataDir: string;
   readonly ttl: { readonly accessToken: number; readonly refreshToken: number; readonly code: number; readonly idToken: number };
   readonly registerRateLimit: number;
   readonly rateLimitEnabled: boolean;
   readonly sigmaServiceName: string;
+  /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
+  readonly bitcoinAuthRequireHostBinding: boolean;
+  /**
+   * Key sign-in (POST /sign-in/<SIGMA_SERVICE_NAME>) counts as a strong factor on its own and
+   * skips the second-factor step of an account with two-factor on. Off: it stops at that step.
+   */
+  readonly keySignInSkipsTwoFactor: boolean;
   /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
   readonly backupMaxBytes: number;
-  /** RFC 8628 device grant: code lifetime and minimum polling interval (s), user-code checks per IP per minute. */
+  /** RFC 8628 device grant: code lifetime and minimum polling interval (s), user-code checks per IP per minute over all its routes together. */
   readonly device: { readonly codeTtl: number; readonly pollInterval: number; readonly userCodeRateLimit: number };
   /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
   readonly agents: { readonly dynamicHosts: boolean };
+  /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
+  readonly outboundAllowPrivate: boolean;
+  /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
+  readonly emailChange: { readonly reauthWindow: number };
+  /** Keep OAuth access and refresh tokens when a password is reset (default: they are revoked). */
+  readonly keepOAuthGrantsOnPasswordReset: boolean;
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
@@ -129,6 +154,19 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     if (!secret) throw new ConfigError("BETTER_AUTH_SECRET: required when NODE_ENV=production");
     if (url.protocol !== "https:") throw new ConfigError("AUTH_URL: must be https when NODE_ENV=production");
   }
+  // Reset, verification and e-mail change links are credentials: in production they go by mail
+  // or nowhere, never to the log (OWASP ASVS V7.1.1: no credentials in logs).
+  if (production && !e.SMTP_URL && !e.MAIL_DISABLED) {
+    throw new ConfigError("SMTP_URL: required when NODE_ENV=production (or set MAIL_DISABLED=true to run without e-mail)");
+  }
+  if (e.MAIL_DISABLED) {
+    if (e.REQUIRE_EMAIL_VERIFICATION) throw new ConfigError("REQUIRE_EMAIL_VERIFICATION: cannot be true with MAIL_DISABLED=true (no one could verify an address)");
+    warnings.push(
+      "MAIL_DISABLED=true: no e-mail is sent. Password reset, e-mail change and invitation mails are dropped, and their links are never logged.",
+    );
+  } else if (!e.SMTP_URL) {
+    warnings.push("SMTP_URL is not set: e-mails are not sent; with LOG_LEVEL=debug their links are written to the log (development only).");
+  }
   if (!secret) {
     secret = developmentSecret(e.DATA_DIR);
     warnings.push(
@@ -141,7 +179,12 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (/^\[|^\d+\.\d+\.\d+\.\d+$/.test(url.hostname)) {
     warnings.push(`AUTH_URL's host ${url.hostname} is an IP address: browsers refuse passkeys there. Use a domain name (http://localhost while developing).`);
   }
+  if (e.OUTBOUND_ALLOW_PRIVATE) {
+    warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS and back-channel logout fetches may reach loopback and private addresses (SSRF). Development and tests only.");
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
+  // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
+  const proxyHops = e.TRUST_PROXY_HOPS ?? (e.TRUST_PROXY ? 1 : 0);
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -154,8 +197,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     autoMigrate: database.kind === "sqlite" || e.AUTO_MIGRATE === "true",
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    mailDisabled: e.MAIL_DISABLED,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy: proxyHops > 0,
+    proxyHops,
     dataDir: e.DATA_DIR,
     ttl: Object.freeze({
       accessToken: e.ACCESS_TOKEN_TTL,
@@ -166,9 +211,14 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     registerRateLimit: e.REGISTER_RATE_LIMIT,
     rateLimitEnabled: e.RATE_LIMIT_ENABLED !== "false",
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
+    bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,
+    keySignInSkipsTwoFactor: e.KEY_SIGN_IN_SKIPS_TWO_FACTOR,
     backupMaxBytes: e.BACKUP_MAX_BYTES,
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
+    outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+    emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
+    keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,
     social: social.social,
     warnings: Object.freeze(warnings),
   });

@@ -1,3 +1,5 @@
+import { APIError } from "better-auth/api";
+
 /**
  * The whole error vocabulary. Two families, as the spec says: RFC 9457 problem details
  * for our JSON routes, RFC 6749 error objects for OAuth endpoints. Only `respond.ts`
@@ -39,6 +41,15 @@ export const problems = {
   badRequest: (detail: string, errors?: InvalidParam[]) => new ProblemError(400, detail, { errors }),
   unauthorized: (detail = "Authentication is required.") => new ProblemError(401, detail),
   forbidden: (detail = "You may not do this.", code?: string) => new ProblemError(403, detail, { code }),
+  /**
+   * RFC 6750 §3.1: a valid access token without the scope the resource needs is answered 403
+   * `insufficient_scope`, naming the scope in WWW-Authenticate so the client can ask for it.
+   */
+  insufficientScope: (scope: string) =>
+    new ProblemError(403, `This access token was not granted the "${scope}" scope; ask the user to authorize it.`, {
+      code: "insufficient_scope",
+      headers: { "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"` },
+    }),
   notFound: (detail = "There is nothing here.") => new ProblemError(404, detail),
   conflict: (detail: string, code?: string) => new ProblemError(409, detail, { code }),
   // The unread rest of the body is dropped with the connection: say so, or a keep-alive client reuses a dead socket.
@@ -71,5 +82,31 @@ export class OAuthError extends Error {
   }
   get status(): number {
     return OAUTH_ERROR_STATUS[this.error];
+  }
+}
+
+/** SQLSTATE 23505 (PostgreSQL) and SQLite's extended result codes for a UNIQUE or PRIMARY KEY clash. */
+const UNIQUE_VIOLATION_CODES = new Set(["23505", "SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
+
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === "object" && err !== null && UNIQUE_VIOLATION_CODES.has(String((err as { code?: unknown }).code));
+}
+
+/**
+ * A write that clashed with a unique constraint: someone else already holds that value (an
+ * e-mail address, a bapId), usually because two requests raced past the same existence check.
+ * That is the caller's conflict, not our fault: 409, never 500 (RFC 9110 §15.5.10).
+ *
+ * lib/db.ts raises it for every query, so it reaches both families. It is a better-auth
+ * APIError, which better-auth's router answers as `{code, message}` with status 409; respond.ts
+ * renders it as a 409 problem on our own routes. `code` keeps the database's code, so
+ * dependencies that detect a clash by that code to retry (better-auth's device codes,
+ * oauth-provider's client ids) still recognise it.
+ */
+export class UniqueViolation extends APIError {
+  readonly code: string;
+  constructor(cause: { code?: unknown }) {
+    super("CONFLICT", { code: "ALREADY_EXISTS", message: "This already exists (unique constraint): it may have been created just now by another request." });
+    this.code = String(cause.code);
   }
 }

@@ -63,3 +63,12 @@ export function redisWindowLimiter(redis: Redis, { max, windowMs }: WindowOption
     },
   };
 }
+
+/**
+ * The window limiter a deployment uses: counters in Redis when there is one (shared by every
+ * instance), in memory otherwise; null when limits are off (RATE_LIMIT_ENABLED=false).
+ */
+export function windowLimiter(deployment: { enabled: boolean; redis?: Redis }, limit: WindowOptions, prefix: string): WindowLimiter | null {
+  if (!deployment.enabled) return null;
+  return deployment.redis ? redisWindowLimiter(deployment.redis, limit, prefix) : memoryWindowLimiter(limit);
+}

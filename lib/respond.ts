@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { OAuthError, PROBLEM_TITLES, ProblemError } from "./errors.js";
+import { OAuthError, PROBLEM_TITLES, ProblemError, UniqueViolation } from "./errors.js";
 import type { Logger } from "./logger.js";
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
@@ -36,6 +36,7 @@ export function renderError(logger: Logger) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ProblemError) return problemResponse(err, c.req.path);
     if (err instanceof OAuthError) return oauthErrorResponse(err);
+    if (err instanceof UniqueViolation) return problemResponse(new ProblemError(409, err.message, { code: "ALREADY_EXISTS" }), c.req.path);
     const status = (err as { status?: unknown }).status;
     // Hono's own HTTPException (e.g. body-limit) carries a 4xx status: keep it, as a problem.
     if (typeof status === "number" && status >= 400 && status < 500) {

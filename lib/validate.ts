@@ -28,6 +28,7 @@ export async function readJson<S extends v.GenericSchema>(c: Context, schema: S,
   const raw = await c.req.text();
   if (Buffer.byteLength(raw) > maxBytes) throw problems.tooLarge();
   if (hasNulInJson(raw)) throw problems.badRequest(NUL_REFUSED);
+  if (jsonTooDeep(raw)) throw problems.badRequest(TOO_DEEP_REFUSED);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -51,6 +52,32 @@ export function hasNulInJson(text: string): boolean {
   return text.includes("\0") || /(?:^|[^\\])(?:\\\\)*\\u0000/.test(text);
 }
 export const NUL_REFUSED = "NUL characters (U+0000) are not accepted in requests.";
+
+/**
+ * How deeply JSON may nest. No document of ours or of OAuth needs more than a handful of
+ * levels, and deeper ones reach recursive code (JSON.stringify, better-auth's deep merge of a
+ * registration body) that overflows the stack at a few thousand levels: a 500 for anyone
+ * (OWASP ASVS 4.0 V13.1: bound parsed input). Counted on the raw text, before anything parses it.
+ */
+export const MAX_JSON_DEPTH = 32;
+export const TOO_DEEP_REFUSED = `JSON nested more than ${MAX_JSON_DEPTH} levels deep is not accepted.`;
+
+/** Whether `text` opens more than `max` arrays or objects inside one another (brackets in strings do not count). */
+export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // a backslash escapes the next character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > max) return true;
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return false;
+}
 
 /**
  * Where better-call (patches/better-call+1.4.5.patch) keeps and looks for the raw text of a

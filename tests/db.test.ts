@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../lib/db.js";
+import { signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * lib/db.ts, SQLite: the background checkpointer copies committed pages from the
@@ -72,6 +74,42 @@ describe("SQLite background checkpoint", () => {
       expect(Number(row?.n)).toBe(64);
     } finally {
       await again.close();
+    }
+  });
+});
+
+/**
+ * lib/db.ts: our own queries write plain booleans and Dates on either database. On SQLite
+ * they are stored as better-auth's adapter stores its own (0/1, ISO-8601 text), so better-auth
+ * reads them back; values already in that shape are not encoded twice.
+ */
+describe("booleans and dates in our queries", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("are stored as better-auth stores them, filter as plain values, and better-auth reads them back", async () => {
+    const { email, password, user } = await signUp(server);
+    const at = new Date("2030-01-02T03:04:05.678Z");
+    await server.db.updateTable("user").set({ emailVerified: true, updatedAt: at }).where("id", "=", user.id).execute();
+    const found = await server.db.selectFrom("user").select("id").where("id", "=", user.id).where("emailVerified", "=", true).where("updatedAt", "in", [at]).executeTakeFirst();
+    expect(found?.id).toBe(user.id);
+
+    const signIn = await server.api("/api/auth/sign-in/email", { body: { email, password } });
+    expect(signIn.status).toBe(200);
+    expect(signIn.json.user.emailVerified).toBe(true);
+    expect(new Date(signIn.json.user.updatedAt).toISOString()).toBe(at.toISOString());
+
+    if (server.dbType === "sqlite") {
+      const stored = sql<Record<string, unknown>>`select typeof("emailVerified") as b, "emailVerified" as v, typeof("updatedAt") as d, "updatedAt" as u from "user" where "id" = ${user.id}`;
+      expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 1, d: "text", u: at.toISOString() });
+      // What better-auth's adapter sends (already 0/1 and ISO text) passes unchanged.
+      await server.db.updateTable("user").set({ emailVerified: 0, updatedAt: "2031-01-01T00:00:00.000Z" }).where("id", "=", user.id).execute();
+      expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 0, d: "text", u: "2031-01-01T00:00:00.000Z" });
     }
   });
 });

@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.config.js";
-import { problems } from "./errors.js";
+import { problems } from "../lib/errors.js";
 
 export type SessionWithUser = NonNullable<Awaited<ReturnType<Auth["api"]["getSession"]>>>;
 
