@@ -2,16 +2,18 @@ import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
-import { CLIENT_IP_HEADER, type Auth } from "../auth.config.js";
-import { findOAuthBearer, bearerTokenOf } from "../lib/access-token.js";
+import type { Auth } from "../auth.config.js";
+import { CLIENT_IP_HEADER } from "../lib/transport.js";
+import { findOAuthBearer, bearerTokenOf } from "./access-token.js";
 import { bapIdOfMemberKey } from "../lib/bap.js";
-import { verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
+import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import { ProblemError, problems } from "../lib/errors.js";
 import type { WindowLimiter } from "../lib/rate-limit.js";
 import { problemResponse } from "../lib/respond.js";
-import { findSession } from "../lib/session.js";
+import { findSession } from "./session.js";
 import { check, readJson } from "../lib/validate.js";
 import { BACKUP_ERROR_CODES as CODES } from "../plugins/backup/error-codes.js";
+import { BACKUP_SCOPES, type BackupScope } from "../plugins/backup/index.js";
 import { BapId, backupStatus, Ciphertext, identityOf, noIdentity, notOwned, pushBackup, PushBackupInput, type BackupCaller } from "../plugins/backup/service.js";
 import * as store from "../plugins/backup/store.js";
 
@@ -23,10 +25,12 @@ import * as store from "../plugins/backup/store.js";
 export interface BackupRouteDeps {
   auth: Auth;
   db: Kysely<any>;
-  /** Single-use record of Bitcoin-Auth tokens (Redis when configured). */
-  replay: ReplayCache;
+  /** How Bitcoin-Auth tokens are verified: single-use records (Redis when configured), host binding. */
+  bitcoinAuth: BitcoinAuthPolicy;
   /** 20 requests per minute per client IP on /sync; null turns the limit off. */
   syncLimiter: WindowLimiter | null;
+  /** Per client IP on GET /api/backup?bapId with x-auth-token (a signature check each); null turns it off. */
+  signedReadLimiter: WindowLimiter | null;
   /** Largest `encryptedBackup` accepted, in bytes (characters: the ciphertext is base64). */
   maxBackupBytes: number;
 }
@@ -75,20 +79,27 @@ async function readBackupBody<const S extends v.GenericSchema>(c: Context, schem
   return { raw, body: check(schema, json) };
 }
 
-export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: BackupRouteDeps) {
+export function backupRoutes({ auth, db, bitcoinAuth, syncLimiter, signedReadLimiter, maxBackupBytes }: BackupRouteDeps) {
   async function sessionCaller(headers: Headers): Promise<Caller | null> {
     const session = await findSession(auth, headers);
     return session ? { userId: session.user.id, referenceId: null, via: "session" } : null;
   }
 
-  async function oauthCaller(headers: Headers): Promise<Caller | null> {
+  /** An active OAuth access token that carries `scope` (RFC 6750 §3.1: 403 insufficient_scope when it does not). */
+  async function oauthCaller(headers: Headers, scope: BackupScope): Promise<Caller | null> {
     const bearer = await findOAuthBearer(auth, headers);
-    return bearer ? { userId: bearer.userId, referenceId: bearer.referenceId, via: "oauth" } : null;
+    if (!bearer) return null;
+    if (!bearer.scopes.includes(scope)) throw problems.insufficientScope(scope);
+    return { userId: bearer.userId, referenceId: bearer.referenceId, via: "oauth" };
   }
 
-  /** "supported OAuth access token or session": an OAuth bearer first, else better-auth's session (cookie or session-token bearer). */
-  async function requireTokenOrSession(headers: Headers): Promise<Caller> {
-    const caller = (bearerTokenOf(headers) ? await oauthCaller(headers) : null) ?? (await sessionCaller(headers));
+  /**
+   * "supported OAuth access token or session": an OAuth bearer first (which must carry
+   * `scope`), else better-auth's session (cookie or session-token bearer), which is the
+   * person themselves and is not limited by scopes.
+   */
+  async function requireTokenOrSession(headers: Headers, scope: BackupScope): Promise<Caller> {
+    const caller = (bearerTokenOf(headers) ? await oauthCaller(headers, scope) : null) ?? (await sessionCaller(headers));
     if (!caller) throw unauthorized("Send an OAuth access token or a session.");
     return caller;
   }
@@ -98,8 +109,15 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
     return bapIdOfMemberKey(pubkey) === bapId || (identity?.memberPubkey != null && identity.memberPubkey === pubkey);
   }
 
+  /** 429 past the limiter's budget for this client IP (OWASP ASVS 2.2.1, anti-automation). */
+  async function limit(limiter: WindowLimiter | null, c: Context) {
+    if (!limiter) return;
+    const { allowed, retryAfter } = await limiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
+    if (!allowed) throw problems.tooManyRequests(retryAfter);
+  }
+
   async function verifiedSigner(token: string | null | undefined, requestPath: string, body?: string): Promise<string> {
-    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, { replay });
+    const result = await verifyBitcoinAuthToken(token, { requestPath, body }, bitcoinAuth);
     if (!result.ok) throw invalidBitcoinAuth();
     return result.pubkey;
   }
@@ -147,6 +165,8 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
         if (session) throw notOwned();
         throw unauthorized("Sign in, or sign the request with the identity's member key (x-auth-token).", "Bitcoin-Auth");
       }
+      // Each signature check costs milliseconds of CPU: bounded per client IP.
+      await limit(signedReadLimiter, c);
       const url = new URL(c.req.url);
       const signer = await verifiedSigner(token, url.pathname + url.search);
       if (!isMemberKeyOf(await store.findIdentity(db, bapId), bapId, signer)) throw notOwned("The token is not signed by this identity's member key.");
@@ -162,20 +182,20 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
 
   // POST /api/backup {encryptedBackup}: the credential decides the identity; generation + 1.
   app.post("/", async (c) => {
-    const caller = await requireTokenOrSession(c.req.raw.headers);
+    const caller = await requireTokenOrSession(c.req.raw.headers, BACKUP_SCOPES.write);
     const { body } = await readBackupBody(c, PostBackupBody, maxBackupBytes);
     return c.json(await pushBackup(db, caller, body), 200, NO_STORE);
   });
 
   // GET /api/backup/status
   app.get("/status", async (c) => {
-    const caller = await requireTokenOrSession(c.req.raw.headers);
+    const caller = await requireTokenOrSession(c.req.raw.headers, BACKUP_SCOPES.read);
     return c.json(await backupStatus(db, caller), 200, NO_STORE);
   });
 
   // POST /api/backup/link-oauth {provider, providerAccountId}: OAuth bearer only (a cookie is not enough).
   app.post("/link-oauth", async (c) => {
-    const caller = await oauthCaller(c.req.raw.headers);
+    const caller = await oauthCaller(c.req.raw.headers, BACKUP_SCOPES.write);
     if (!caller) throw unauthorized("This route takes an OAuth access token (Authorization: Bearer); a session is not enough.");
     const { value: body } = await readJson(c, LinkOAuthBody);
     if (!(await store.hasLinkedAccount(db, caller.userId, body.provider, body.providerAccountId))) {
@@ -191,10 +211,7 @@ export function backupRoutes({ auth, db, replay, syncLimiter, maxBackupBytes }: 
   // /api/backup/sync: `Authorization: Bitcoin-Auth <token>` by the identity's member key over
   // the path /api/backup/sync (no query); POST binds the exact body too. 20/min per IP.
   app.use("/sync", async (c, next) => {
-    if (syncLimiter) {
-      const { allowed, retryAfter } = await syncLimiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
-      if (!allowed) throw problems.tooManyRequests(retryAfter);
-    }
+    await limit(syncLimiter, c);
     await next();
   });
 

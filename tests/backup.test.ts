@@ -4,7 +4,7 @@ import { getAuthToken } from "bitcoin-auth";
 import { bapIdFromPubkey } from "bsv-bap";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../lib/env.js";
-import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
+import { authorize, authorizeUrl, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
 import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 /**
@@ -71,10 +71,13 @@ async function linkProviderAccount(userId: string, providerId: string, accountId
     .execute();
 }
 
+/** Both backup scopes: what an app that keeps the backup asks for. */
+const BACKUP_APP_SCOPE = "openid profile backup:read backup:write";
+
 /** An OAuth access token for `person` from our own server: authorization code + PKCE. */
-async function accessTokenFor(person: Person): Promise<string> {
+async function accessTokenFor(person: Person, scope = BACKUP_APP_SCOPE): Promise<string> {
   const { verifier, challenge } = pkce();
-  const auth = await authorize(server, { clientId, cookie: person.cookie, challenge, scope: "openid profile" });
+  const auth = await authorize(server, { clientId, cookie: person.cookie, challenge, scope });
   const res = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
   expect(res.status).toBe(200);
   return res.json.access_token as string;
@@ -355,6 +358,91 @@ describe("POST /api/backup and GET /api/backup/status: OAuth access token or ses
   });
 });
 
+describe("OAuth scopes: backup:write to write, backup:read for status (RFC 6750 §3.1)", () => {
+  function expectInsufficientScope(res: { status: number; headers: Headers; json: any }, scope: string) {
+    expectProblem(res, 403, "insufficient_scope");
+    expect(res.headers.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+  }
+
+  it("refuses an openid-only token on every route with 403 insufficient_scope naming the scope, changing nothing", async () => {
+    const { person, identity } = await personWithIdentity();
+    const accountId = `gh-${randomUUID()}`;
+    await linkProviderAccount(person.user.id, "github", accountId);
+    const stored = ciphertext();
+    expect((await post({ encryptedBackup: stored }, { cookie: person.cookie })).status).toBe(200);
+    const openidOnly = await accessTokenFor(person, "openid");
+
+    expectInsufficientScope(await post({ encryptedBackup: ciphertext() }, bearer(openidOnly)), "backup:write");
+    expectInsufficientScope(await server.api("/api/backup/status", { headers: bearer(openidOnly) }), "backup:read");
+    expectInsufficientScope(await server.api("/api/backup/link-oauth", { body: { provider: "github", providerAccountId: accountId }, headers: bearer(openidOnly) }), "backup:write");
+
+    expect((await server.api("/api/backup", { cookie: person.cookie })).json).toMatchObject({ backup: stored, generation: 1 });
+    const links = await server.db.selectFrom("backupRecoveryLink").select("id").where("bapId", "=", identity.bapId).execute();
+    expect(links).toEqual([]);
+  });
+
+  it("keeps read and write apart: a backup:read token reads status but cannot write, a backup:write token cannot read status", async () => {
+    const { person, identity } = await personWithIdentity();
+    const reader = await accessTokenFor(person, "openid backup:read");
+    const writer = await accessTokenFor(person, "openid backup:write");
+
+    expect((await server.api("/api/backup/status", { headers: bearer(reader) })).json).toMatchObject({ hasBackup: false, bapId: identity.bapId });
+    expectInsufficientScope(await post({ encryptedBackup: ciphertext() }, bearer(reader)), "backup:write");
+
+    const written = await post({ encryptedBackup: ciphertext() }, bearer(writer));
+    expect(written.status).toBe(200);
+    expect(written.json).toMatchObject({ bapId: identity.bapId, generation: 1 });
+    expectInsufficientScope(await server.api("/api/backup/status", { headers: bearer(writer) }), "backup:read");
+  });
+
+  it("leaves a session unlimited by scopes: cookie and session bearer write and read as before", async () => {
+    const { person } = await personWithIdentity();
+    expect((await post({ encryptedBackup: ciphertext() }, { cookie: person.cookie })).json.generation).toBe(1);
+    expect((await post({ encryptedBackup: ciphertext() }, bearer(person.token))).json.generation).toBe(2);
+    expect((await server.api("/api/backup/status", { headers: bearer(person.token) })).json.hasBackup).toBe(true);
+  });
+
+  it("advertises both scopes in discovery and lets a client register for them", async () => {
+    for (const doc of ["openid-configuration", "oauth-authorization-server"]) {
+      const scopes = (await server.api(`/.well-known/${doc}`)).json.scopes_supported as string[];
+      expect(scopes).toEqual(expect.arrayContaining(["backup:read", "backup:write"]));
+    }
+    const client = await registerClient(server, { scope: "openid backup:read backup:write" });
+    expect(String(client.scope).split(" ")).toEqual(expect.arrayContaining(["backup:read", "backup:write"]));
+  });
+
+  it("names both scopes on the consent page in plain words", async () => {
+    const person = await signUp(server);
+    const params = { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, scope: "openid backup:read backup:write", state: "s", code_challenge: pkce().challenge, code_challenge_method: "S256" };
+    const res = await server.api(authorizeUrl(server, params), { cookie: person.cookie });
+    const location = res.headers.get("location") ?? res.json?.url;
+    expect(new URL(location, server.url).pathname).toBe("/consent");
+    const page = await server.api(new URL(location, server.url).pathname + new URL(location, server.url).search, { cookie: person.cookie });
+    expect(page.status).toBe(200);
+    const items = [...page.text.matchAll(/<li>([^<]*)<\/li>/g)].map((m) => m[1]!);
+    expect(items.some((i) => /replace your encrypted backup/i.test(i))).toBe(true);
+    expect(items.some((i) => /whether your encrypted backup exists/i.test(i))).toBe(true);
+    expect(items).not.toContain("backup:read");
+    expect(items).not.toContain("backup:write");
+  });
+
+  it("keeps the ciphertext each write replaced, so one bad write can be undone", async () => {
+    const { person, identity } = await personWithIdentity();
+    const first = ciphertext();
+    const second = ciphertext();
+    await post({ encryptedBackup: first }, { cookie: person.cookie });
+    const previous = async () => (await server.db.selectFrom("bapBackup").select("previousBackup").where("bapId", "=", identity.bapId).executeTakeFirstOrThrow()).previousBackup;
+    expect(await previous()).toBeNull();
+    await post({ encryptedBackup: second }, bearer(await accessTokenFor(person)));
+    expect(await previous()).toBe(first);
+    // A repeated write of the same ciphertext (a retry) does not push the older copy out.
+    await post({ encryptedBackup: second }, { cookie: person.cookie });
+    expect(await previous()).toBe(first);
+    // The previous copy is never served.
+    expect(JSON.stringify((await server.api("/api/backup", { cookie: person.cookie })).json)).not.toContain(first);
+  });
+});
+
 describe("POST /api/backup/link-oauth: OAuth bearer and an already-linked provider account", () => {
   it("records a recovery mapping, idempotently, and status lists it", async () => {
     const { person, identity } = await personWithIdentity();
@@ -579,5 +667,26 @@ describe("sync rate limit: 20 requests per minute per client IP", () => {
     // Another client address has its own budget; other backup routes are not counted.
     expect((await limited.api(SYNC, { headers: { "x-forwarded-for": uniqueClientIp() } })).status).toBe(401);
     expect((await limited.api("/api/backup/status", { headers })).status).toBe(401);
+  });
+  it("limits GET /api/backup?bapId with x-auth-token (a signature check each) to 20 per minute per IP", async () => {
+    const ip = uniqueClientIp();
+    const headers = { "x-forwarded-for": ip };
+    const { key, bapId } = newIdentity();
+    const path = `/api/backup?bapId=${bapId}`;
+    // Redis counts in windows aligned to the clock's minutes: keep all 21 requests in one.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+    const statuses: number[] = [];
+    // Validly signed by a key nobody registered: each one costs a full signature check.
+    for (let i = 0; i < 20; i++) statuses.push((await limited.api(path, { headers: { ...headers, "x-auth-token": sign(key, path, undefined) } })).status);
+    expect(statuses.every((s) => s !== 429)).toBe(true);
+    const over = await limited.api(path, { headers: { ...headers, "x-auth-token": sign(key, path, undefined) } });
+    expectProblem(over, 429);
+    const retryAfter = Number(over.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another client address has its own budget; the sync budget is separate.
+    expect((await limited.api(path, { headers: { "x-forwarded-for": uniqueClientIp(), "x-auth-token": sign(key, path, undefined) } })).status).not.toBe(429);
+    expect((await limited.api(`${SYNC}?bapId=${bapId}`, { headers })).status).toBe(401);
   });
 });

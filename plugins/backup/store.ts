@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
+import type { BapIdentity } from "../identity/store.js";
 
 /**
  * Queries of the backup tables (plugins/backup/schema.ts). Each takes `db` first; lookups
- * return `T | null`. Dates are written as ISO strings (SQLite keeps them as text, PostgreSQL
- * parses them into timestamptz) and read back through `iso()`.
+ * return `T | null`. Dates are written as Dates (lib/db.ts stores them on SQLite as better-auth
+ * does) and read back as ISO strings through `iso()`.
  */
 
 /** The spec's "Backup record". */
@@ -21,11 +22,7 @@ export interface BackupMeta {
   generation: number;
 }
 
-export interface BapIdentityRef {
-  bapId: string;
-  userId: string;
-  memberPubkey: string | null;
-}
+export type BapIdentityRef = Pick<BapIdentity, "bapId" | "userId" | "memberPubkey">;
 
 export interface RecoveryLink {
   provider: string;
@@ -48,6 +45,12 @@ export async function findBackupMeta(db: Kysely<any>, bapId: string): Promise<Ba
   return row ? { bapId: row.bapId, lastUpdated: iso(row.lastUpdated), generation: Number(row.generation) } : null;
 }
 
+/**
+ * The value `previousBackup` takes on a replacing write: the ciphertext being replaced, unless
+ * the write repeats it (a retried sync), which would otherwise push out the one older copy.
+ */
+const keepReplaced = sql`CASE WHEN ${sql.ref("bapBackup.backup")} = ${sql.ref("excluded.backup")} THEN ${sql.ref("bapBackup.previousBackup")} ELSE ${sql.ref("bapBackup.backup")} END`;
+
 interface BackupWrite {
   bapId: string;
   userId: string;
@@ -61,10 +64,11 @@ interface BackupWrite {
  * same bapId waits on the unique index and then updates; SQLite has a single writer. Either
  * way concurrent writes serialise, so no update is lost and no generation number is skipped
  * or repeated. The transaction makes the write all-or-nothing: a crash mid-write leaves the
- * previous backup as it was.
+ * previous backup as it was. The replaced ciphertext moves to `previousBackup` in the same
+ * statement (SET expressions read the row as it was before the update, in both databases).
  */
 export async function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
-  const now = new Date().toISOString();
+  const now = new Date();
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto("bapBackup")
@@ -72,6 +76,7 @@ export async function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<
       .onConflict((oc) =>
         oc.column("bapId").doUpdateSet({
           backup: sql.ref("excluded.backup"),
+          previousBackup: keepReplaced,
           userId: sql.ref("excluded.userId"),
           lastUpdated: sql.ref("excluded.lastUpdated"),
           generation: sql`${sql.ref("bapBackup.generation")} + 1`,
@@ -88,7 +93,7 @@ export async function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<
  * at 0: it has never been written through POST /api/backup).
  */
 export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
-  const now = new Date().toISOString();
+  const now = new Date();
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto("bapBackup")
@@ -96,6 +101,7 @@ export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<n
       .onConflict((oc) =>
         oc.column("bapId").doUpdateSet({
           backup: sql.ref("excluded.backup"),
+          previousBackup: keepReplaced,
           userId: sql.ref("excluded.userId"),
           lastUpdated: sql.ref("excluded.lastUpdated"),
         }),
@@ -106,27 +112,8 @@ export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<n
   });
 }
 
-export async function findIdentity(db: Kysely<any>, bapId: string): Promise<BapIdentityRef | null> {
-  const row = await db.selectFrom("bapIdentity").select(["bapId", "userId", "memberPubkey"]).where("bapId", "=", bapId).executeTakeFirst();
-  return (row as BapIdentityRef | undefined) ?? null;
-}
-
-export async function findOwnedIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<BapIdentityRef | null> {
-  const row = await db.selectFrom("bapIdentity").select(["bapId", "userId", "memberPubkey"]).where("bapId", "=", bapId).where("userId", "=", userId).executeTakeFirst();
-  return (row as BapIdentityRef | undefined) ?? null;
-}
-
-/** The user's primary identity (the first registered when none is marked primary). */
-export async function findPrimaryIdentity(db: Kysely<any>, userId: string): Promise<BapIdentityRef | null> {
-  const row = await db
-    .selectFrom("bapIdentity")
-    .select(["bapId", "userId", "memberPubkey"])
-    .where("userId", "=", userId)
-    .orderBy("isPrimary", "desc")
-    .orderBy("createdAt", "asc")
-    .executeTakeFirst();
-  return (row as BapIdentityRef | undefined) ?? null;
-}
+/** Identities are the identity store's (plugins/identity/store.ts); backups read them through it. */
+export { findIdentity, findOwnedIdentity, findPrimaryIdentity } from "../identity/store.js";
 
 /** An account whose key is `pubkey` (set by key sign-up), for identities with no registration record yet. */
 export async function findUserIdByPubkey(db: Kysely<any>, pubkey: string): Promise<string | null> {
@@ -187,7 +174,7 @@ export async function linkRecoveryAccount(
   const key = providerAccountKey(input.provider, input.accountId);
   await db
     .insertInto("backupRecoveryLink")
-    .values({ id: randomUUID(), providerAccount: key, ...input, createdAt: new Date().toISOString() })
+    .values({ id: randomUUID(), providerAccount: key, ...input, createdAt: new Date() })
     .onConflict((oc) => oc.column("providerAccount").doNothing())
     .execute();
   const stored = await findRecoveryLink(db, input.provider, input.accountId);
