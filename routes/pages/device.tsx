@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
-import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
+import type { Auth } from "../../auth.config.js";
+import { BASE_PATH, CLIENT_IP_HEADER } from "../../lib/transport.js";
 import { formatUserCode, normalizeUserCode } from "../../plugins/device/user-code.js";
 import { ErrorPage } from "./consent.js";
 import { DeviceCodeEntryPage, DeviceConfirmPage, DeviceDonePage } from "./device-page.js";
