@@ -3,13 +3,15 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
-import { BASE_PATH, type Auth } from "./auth.config.js";
-import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import type { Auth } from "./auth.config.js";
+import { BASE_PATH } from "./lib/transport.js";
+import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
 import { asOAuthError, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
-import { memoryWindowLimiter, redisWindowLimiter } from "./lib/rate-limit.js";
+import { windowLimiter, type WindowOptions } from "./lib/rate-limit.js";
+import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
@@ -18,7 +20,8 @@ import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
-import { hasNulInForm, hasNulInJson, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
+import { isNetworkPathReference } from "./lib/redirect-target.js";
+import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TOO_DEEP_REFUSED } from "./lib/validate.js";
 
 export interface AppDeps {
   auth: Auth;
@@ -32,6 +35,9 @@ export interface AppDeps {
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
+export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
+
 /** Protocol endpoints whose errors are RFC 6749 objects (the rest of /api/auth is better-auth's surface). */
 const OAUTH_PROTOCOL_PATHS = new Set(
   ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
@@ -39,15 +45,30 @@ const OAUTH_PROTOCOL_PATHS = new Set(
 
 export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps) {
   const app = new Hono();
+  if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
 
   app.use(async (c, next) => {
     c.set("requestId" as never, (c.req.header("x-request-id")?.slice(0, 64) || randomUUID()) as never);
     await next();
   });
+  // Defence in depth for CWE-601 (lib/redirect-target.ts): whatever route or dependency built it,
+  // no response of ours sends the browser to a network-path reference (`//host`, `/\host`).
+  app.use(async (c, next) => {
+    await next();
+    const location = c.res.headers.get("location");
+    if (!location || !isNetworkPathReference(location)) return;
+    logger.warn("protocol-relative Location refused", { path: c.req.path, requestId: c.get("requestId" as never) });
+    const headers = new Headers(c.res.headers);
+    headers.set("location", "/error?error=invalid_request");
+    headers.delete("content-length");
+    const refused = new Response(null, { status: c.res.status, headers });
+    c.res = undefined; // Hono merges the old headers (the bad Location) into an assigned response unless cleared first.
+    c.res = refused;
+  });
   // NUL characters in the path, the query string or Basic credentials (bodies: readJson, withBufferedBody).
   app.use(async (c, next) => {
-    if (hasNulInForm(c.req.url) || hasNulInBasic(c.req.header("authorization"))) return nulRefused(c.req.path);
+    if (hasNulInForm(c.req.url) || hasNulInBasic(c.req.header("authorization"))) return refused(c.req.path, NUL_REFUSED);
     await next();
   });
 
@@ -63,7 +84,10 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
   });
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
-  app.route("/api/agents", agentRoutes({ auth, db, dbType: config.database.kind, authUrl }));
+  app.route("/api/agents", agentRoutes({ auth, db, authUrl }));
+  const limits = { enabled: config.rateLimitEnabled, redis };
+  // One Bitcoin-Auth policy per route family, each with its own replay records.
+  const bitcoinAuth = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
@@ -71,15 +95,17 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     backupRoutes({
       auth,
       db,
-      replay: redis ? redisReplayCache(redis, "idp:backup-auth:") : memoryReplayCache(),
-      syncLimiter: !config.rateLimitEnabled ? null : redis ? redisWindowLimiter(redis, syncLimit, "idp:backup-sync:") : memoryWindowLimiter(syncLimit),
+      bitcoinAuth: bitcoinAuth("idp:backup-auth:"),
+      syncLimiter: windowLimiter(limits, syncLimit, "idp:backup-sync:"),
+      signedReadLimiter: windowLimiter(limits, syncLimit, "idp:backup-signed-read:"),
       maxBackupBytes: config.backupMaxBytes,
     }),
   );
   const profiles = profileRoutes({
     auth,
-    database: { db, type: config.database.kind },
-    replay: redis ? redisReplayCache(redis, "idp:profile-auth:") : memoryReplayCache(),
+    db,
+    bitcoinAuth: bitcoinAuth("idp:profile-auth:"),
+    writeLimiter: windowLimiter(limits, PROFILE_WRITE_LIMIT, "idp:profile-write:"),
   });
   app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
@@ -87,7 +113,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.route("/api/bap", profiles.bap);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
-    if (!req) return nulRefused(c.req.path);
+    if (typeof req === "string") return refused(c.req.path, req);
     const res = await auth.handler(req);
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
@@ -96,7 +122,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   // The pages answer / too: the account page for a signed-in person, else /sign-in.
-  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), dbType: config.database.kind }));
+  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social) }));
 
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
   app.onError(renderError(logger));
@@ -121,7 +147,7 @@ function declaredLength(req: Request): number | undefined {
  * A body whose length is declared (and already checked against the limit) is read once
  * straight from the socket instead, and better-auth gets a Request over those bytes.
  */
-async function withBufferedBody(req: Request): Promise<Request | null> {
+async function withBufferedBody(req: Request): Promise<Request | string> {
   // A GET or HEAD without a body: a Request of its own, without the adapter's per-request
   // AbortController and socket-backed body plumbing (nothing here aborts on disconnect).
   if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
@@ -132,13 +158,14 @@ async function withBufferedBody(req: Request): Promise<Request | null> {
   const buffered = new Request(req.url, { method: req.method, headers: req.headers, body });
   const type = req.headers.get("content-type")?.toLowerCase() ?? "";
   const text = utf8.decode(body);
-  // null: the body carries a NUL character (lib/validate.ts), refused by the caller.
+  // A string: why the body is refused (lib/validate.ts: a NUL character, JSON nested too deeply).
   if (type.includes("application/x-www-form-urlencoded")) {
-    if (hasNulInForm(text)) return null;
+    if (hasNulInForm(text)) return NUL_REFUSED;
     // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
     // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
     Object.defineProperty(buffered, RAW_FORM_BODY, { value: text });
-  } else if (hasNulInJson(text)) return null;
+  } else if (hasNulInJson(text)) return NUL_REFUSED;
+  else if (jsonTooDeep(text)) return TOO_DEEP_REFUSED;
   return buffered;
 }
 
@@ -151,7 +178,7 @@ function hasNulInBasic(authorization: string | undefined): boolean {
 }
 
 /** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
-function nulRefused(path: string): Response {
-  if (OAUTH_PROTOCOL_PATHS.has(path)) return oauthErrorResponse(new OAuthError("invalid_request", NUL_REFUSED));
-  return problemResponse(problems.badRequest(NUL_REFUSED), path);
+function refused(path: string, detail: string): Response {
+  if (OAUTH_PROTOCOL_PATHS.has(path)) return oauthErrorResponse(new OAuthError("invalid_request", detail));
+  return problemResponse(problems.badRequest(detail), path);
 }

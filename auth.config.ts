@@ -3,25 +3,35 @@ import { oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
-import { memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import { createDb, type Database } from "./lib/db.js";
+import { BASE_PATH, CLIENT_IP_HEADER } from "./lib/transport.js";
 import { jwksCache } from "./lib/jwks-cache.js";
+import { createSafeFetch } from "./lib/safe-fetch.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { windowLimiter } from "./lib/rate-limit.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
+import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
 import { accountSurface } from "./plugins/account-surface/index.js";
+import { claimsPolicy } from "./plugins/claims-policy/index.js";
 import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
-import { bapClaims, findSelectedBapIdentity } from "./plugins/identity/claims.js";
+import { profileFields } from "./plugins/profile-fields/index.js";
+import { bapClaims } from "./plugins/identity/claims.js";
+import { findSelectedIdentity } from "./plugins/identity/store.js";
 import { identity } from "./plugins/identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { oauthConformance } from "./plugins/oauth-conformance/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { sigma } from "./plugins/sigma/index.js";
+import { sigmaTwoFactor } from "./plugins/sigma/two-factor.js";
 import { social } from "./plugins/social/index.js";
-import { backup } from "./plugins/backup/index.js";
+import { backup, BACKUP_SCOPES } from "./plugins/backup/index.js";
+import { callbackUrls } from "./plugins/callback-urls/index.js";
+import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
@@ -34,21 +44,23 @@ export interface AuthDeps {
   redis?: Redis;
 }
 
-/** Scopes offered to clients, in the spec's order. */
-export const SCOPES = ["openid", "profile", "email", "offline_access"] as const;
+/** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
+export const SCOPES = ["openid", "profile", "email", "offline_access", BACKUP_SCOPES.read, BACKUP_SCOPES.write] as const;
 /** The claims we issue, advertised in discovery. */
 export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "bap_id", "bap", "pubkey", "name", "picture", "email", "email_verified"];
-/** Where the account surface and the OAuth endpoints are mounted. */
-export const BASE_PATH = "/api/auth";
-/** Name of the header our server fills with the peer address; better-auth's rate limiter keys on it. */
-export const CLIENT_IP_HEADER = "x-idp-client-ip";
 
-const DAY = 24 * 60 * 60;
+const HOUR = 60 * 60;
+const DAY = 24 * HOUR;
 
 function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
-  const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
-  const replay = redis ? redisReplayCache(redis) : memoryReplayCache();
+  const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled });
+  const bitcoinAuth = bitcoinAuthPolicy(redis ? redisReplayCache(redis) : memoryReplayCache(), config);
+  // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
+  const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate });
+  const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
+  // One count of user-code checks per IP for all the device routes together (plugins/device).
+  const deviceCodeLimiter = windowLimiter({ enabled: config.rateLimitEnabled, redis }, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
 
   return {
     appName: "Identity",
@@ -65,6 +77,22 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       autoSignIn: true,
       requireEmailVerification: config.requireEmailVerification,
       revokeSessionsOnPasswordReset: true,
+      // ...and the OAuth tokens too: a refresh token (offline_access) would otherwise keep
+      // whoever took the account in after the owner reset the password (OWASP ASVS V3.3.3).
+      async onPasswordReset({ user }) {
+        if (!config.keepOAuthGrantsOnPasswordReset) await revokeUserOAuthTokens(database.db, user.id);
+      },
+      // With verification required, better-auth answers a sign-up for a taken address exactly as
+      // for a new one (token null, a made-up user), so sign-up does not reveal which addresses
+      // have accounts (OWASP ASVS V2.2.1 / V6.3.8 in 5.0); the owner is told by mail instead.
+      // With verification off, sign-up answers 422 for a taken address (spec, Errors 4).
+      async onExistingUserSignUp({ user }) {
+        await send({
+          to: user.email,
+          subject: "Someone tried to sign up with your e-mail",
+          text: `Someone tried to create an account with ${user.email}, which already has one. If it was you, sign in or reset your password: ${url("/forgot-password")}`,
+        });
+      },
       async sendResetPassword({ user, url: link }) {
         await send({ to: user.email, subject: "Reset your password", text: `Reset your password: ${link}` });
       },
@@ -92,14 +120,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       encryptOAuthTokens: true,
     },
     user: {
-      changeEmail: {
-        enabled: true,
-        // Without e-mail verification no mail can confirm a change, so an unverified address changes at once.
-        updateEmailWithoutVerification: !config.requireEmailVerification,
-        async sendChangeEmailConfirmation({ user, newEmail, url: link }) {
-          await send({ to: user.email, subject: "Confirm your new e-mail", text: `Confirm the change to ${newEmail}: ${link}` });
-        },
-      },
+      // plugins/account-email replaces better-auth's /change-email: re-authentication, a link to
+      // the new address before anything changes, and an undo link to the old one.
+      changeEmail: { enabled: true, updateEmailWithoutVerification: false },
     },
     rateLimit: {
       enabled: config.rateLimitEnabled,
@@ -109,6 +132,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       customRules: {
         "/sign-in/email": { window: 60, max: 20 },
         "/sign-up/email": { window: 60, max: 20 },
+        // currentPassword is checked here too: the same budget as a sign-in.
+        "/change-email": { window: 60, max: 20 },
       },
     },
     advanced: {
@@ -132,8 +157,15 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
     },
     telemetry: { enabled: false },
     plugins: [
-      identity(),
+      // Relative callback URLs normalised, then checked (open redirects through dot segments).
+      callbackUrls(),
+      // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).
+      userInput(),
+      identity(database.db),
       accountSurface(),
+      // Name and picture rules on sign-up and update-user (length, controls, https pictures).
+      profileFields({ development: config.env !== "production" }),
+      accountEmail({ db: database.db, send, reauthWindow: config.emailChange.reauthWindow, confirmTtl: HOUR, undoTtl: 7 * DAY }),
       // Spec, Authentication: bearerAuth carries a session token as well as the cookie does.
       bearer(),
       jwt({
@@ -148,7 +180,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       // sets a session cookie. Running two-factor's first takes that cookie back while the second
       // factor is pending, so no authorization code is minted for a half-finished sign-in; the flow
       // resumes when /two-factor/verify-* sets the real session (routes/pages/two-factor-sign-in.tsx).
-      twoFactor({ issuer: new URL(config.authUrl).host }),
+      secondFactor,
+      // Key sign-in stops at the same second-factor step, unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
+      ...(config.keySignInSkipsTwoFactor ? [] : [sigmaTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
       oauthProvider({
         loginPage: "/sign-in",
         consentPage: "/consent",
@@ -164,6 +198,9 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         idTokenExpiresIn: config.ttl.idToken,
         storeClientSecret: "hashed",
         storeTokens: "hashed",
+        // Back-channel logout tokens go out through the guarded fetcher: a logout URI whose name
+        // resolves to an inside address is refused at delivery, not only its literal at registration.
+        backchannelLogoutFetch: safeFetch,
         rateLimit: { register: { window: 60, max: config.registerRateLimit } },
         // The BAP identity a grant speaks for: chosen on the consent page (kept on the session),
         // else the primary one. It becomes the consent's and the tokens' referenceId.
@@ -171,7 +208,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
           page: "/consent",
           shouldRedirect: async () => false,
           async consentReferenceId({ user, session }) {
-            const row = user ? await findSelectedBapIdentity(database.db, user.id, (session as { selectedBapId?: string | null } | undefined)?.selectedBapId) : null;
+            const row = user ? await findSelectedIdentity(database.db, user.id, (session as { selectedBapId?: string | null } | undefined)?.selectedBapId) : null;
             return row?.bapId;
           },
         },
@@ -186,12 +223,13 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         extensions: [{ claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } }],
       }),
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
-      deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeRateLimit: config.device.userCodeRateLimit }),
+      deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeLimiter: deviceCodeLimiter }),
       oauthConformance(),
-      memberKey({ replay, tokenPath: `${BASE_PATH}/oauth2/token` }),
-      sigma({ replay, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
+      claimsPolicy(),
+      memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
+      sigma({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),
-      social(),
+      social(database.db),
       // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
       oauthBearer(),
       backup(),
@@ -201,7 +239,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       // WebAuthn: the RP ID is AUTH_URL's host name and the only origin accepted is AUTH_URL itself
       // (an IP-address host cannot be an RP ID; lib/env.ts warns). passkeyRules keeps the last way in.
       passkey({ rpID: new URL(config.authUrl).hostname, rpName: "Identity", origin: config.authUrl }),
-      passkeyRules(),
+      passkeyRules(database.db),
       // Agent Auth Protocol: hosts, agents, capability grants; approvals on our /agents/approve page.
       agents({
         db: database.db,
@@ -209,6 +247,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         approvalPage: url("/agents/approve"),
         dynamicHosts: config.agents.dynamicHosts,
         sharedStorage: Boolean(redis),
+        replay: bitcoinAuth.replay,
+        safeFetch,
         trustProxy: config.trustProxy,
         logger,
       }),
@@ -219,7 +259,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
 async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
   if (!scopes.includes("profile")) return {};
-  const row = await findSelectedBapIdentity(database.db, user.id, referenceId);
+  const row = await findSelectedIdentity(database.db, user.id, referenceId);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
     ...(row ? bapClaims(row) : {}),

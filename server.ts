@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
-import { CLIENT_IP_HEADER, authOptions, createAuth } from "./auth.config.js";
+import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
+import { CLIENT_IP_HEADER } from "./lib/transport.js";
+import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
-import { planMigrations } from "./lib/migrate.js";
+import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
@@ -22,27 +24,21 @@ export async function start(config: Config, options: StartOptions = {}) {
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const deps = { config, database, logger, redis, mailer: options.mailer };
 
-  const plan = await planMigrations(authOptions(deps));
-  if (plan.pending.length) {
-    if (!config.autoMigrate) {
-      await database.close();
-      redis?.disconnect();
-      throw new ConfigError(
-        `The database schema is behind (${plan.pending.length} change(s): ${plan.pending.slice(0, 5).join(", ")}${plan.pending.length > 5 ? ", ..." : ""}). ` +
-          "Run `npm run db:migrate`, or start with AUTO_MIGRATE=true.",
-      );
-    }
-    await plan.apply();
-    logger.info("schema migrated", { changes: plan.pending.length });
+  try {
+    await migrateAtStartUp(deps);
+  } catch (err) {
+    await database.close();
+    redis?.disconnect();
+    throw err;
   }
 
   const auth = createAuth(deps);
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
-    // The peer address, from the socket unless we sit behind a trusted proxy; never from the client.
-    const forwarded = config.trustProxy ? String(req.headers["x-forwarded-for"] ?? "").split(",")[0]?.trim() : "";
-    const ip = forwarded || req.socket.remoteAddress || "unknown";
+    // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
+    // X-Forwarded-For behind our own proxies (lib/client-address.ts); never the client's own claim.
+    const ip = clientAddress(req.headers["x-forwarded-for"], req.socket.remoteAddress, config.proxyHops);
     // @hono/node-server builds the Request from rawHeaders: drop any client-sent copy, add ours.
     const raw = req.rawHeaders;
     for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === CLIENT_IP_HEADER) raw.splice(i, 2);
@@ -70,6 +66,33 @@ export async function start(config: Config, options: StartOptions = {}) {
       redis?.disconnect();
     },
   };
+}
+
+const list = (items: string[]) => `${items.length}: ${items.slice(0, 5).join(", ")}${items.length > 5 ? ", ..." : ""}`;
+
+/**
+ * Brings the database to schema/ (SQLite always; PostgreSQL only with AUTO_MIGRATE=true, as
+ * several instances and a DBA may share it), then checks that schema/ gives the code's schema:
+ * a field added in code without `npm run db:generate` stops the start instead of failing requests.
+ */
+async function migrateAtStartUp(deps: AuthDeps) {
+  const { config, database, logger } = deps;
+  const baseline = await baselineLegacyDatabase(database);
+  if (baseline.length) logger.info("schema baselined: the tables were already there", { migrations: baseline });
+  const pending = await pendingMigrations(database);
+  if (pending.length) {
+    if (!config.autoMigrate) {
+      throw new ConfigError(`The database schema is behind (${list(pending)}). Run \`npm run db:migrate\`, or start with AUTO_MIGRATE=true.`);
+    }
+    logger.info("schema migrated", { migrations: await applyMigrations(database) });
+  }
+  const drift = await planMigrations(authOptions(deps));
+  if (drift.pending.length) {
+    throw new ConfigError(
+      `The code's schema has changes no file in schema/${database.type}/ holds (${list(drift.pending)}). ` +
+        "Run `npm run db:generate`, review and commit the new files, then `npm run db:migrate`.",
+    );
+  }
 }
 
 const isMain = import.meta.url === `file://${process.argv[1]}`;

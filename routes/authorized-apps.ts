@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
 import { problems } from "../lib/errors.js";
-import { requireSession } from "../lib/session.js";
+import { requireSession } from "./session.js";
 
 /**
  * The apps a signed-in person has authorized, and revoking one: its consent and every

@@ -1,15 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import type { Kysely } from "kysely";
 import * as v from "valibot";
 import type { Auth } from "../auth.config.js";
 import { addressOf, bapIdOfMemberKey, BAP_ID_PATTERN } from "../lib/bap.js";
-import { isCompressedPubkey, verifyBitcoinAuthToken, type ReplayCache } from "../lib/bitcoin-auth.js";
-import { asBool, asDate, dbBool, dbDate, type Database } from "../lib/db.js";
+import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
+import type { WindowLimiter } from "../lib/rate-limit.js";
+import { asDate } from "../lib/db.js";
 import { problems, ProblemError } from "../lib/errors.js";
 import { parseJsonOrNull } from "../lib/json.js";
-import { findSession, requireSession } from "../lib/session.js";
+import { findSession, requireSession } from "./session.js";
 import { readJson, readQuery } from "../lib/validate.js";
-import { listRegistrations, registrationRecord, type IdentityRow } from "../plugins/identity/registrations.js";
+import { listRegistrations, registrationRecord } from "../plugins/identity/registrations.js";
+import * as identities from "../plugins/identity/store.js";
+import { SOCIAL_ERROR_CODES } from "../plugins/social/error-codes.js";
 
 /**
  * BAP profiles (spec "Profile" table): the user's registered identities, session-scoped
@@ -18,8 +22,10 @@ import { listRegistrations, registrationRecord, type IdentityRow } from "../plug
  */
 interface ProfileDeps {
   auth: Auth;
-  database: Pick<Database, "db" | "type">;
-  replay: ReplayCache;
+  db: Kysely<any>;
+  bitcoinAuth: BitcoinAuthPolicy;
+  /** Writes per signed-in user per window (PROFILE_WRITE_LIMIT in app.ts); null turns the limit off. */
+  writeLimiter: WindowLimiter | null;
 }
 
 const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
@@ -53,22 +59,31 @@ const ByBapIdOrPubkey = v.pipe(
 );
 
 /** What anyone may look up during login: no account link, no metadata. */
-function publicRecord(row: IdentityRow) {
+function publicRecord(row: identities.BapIdentity) {
   const { id, identity_key, root_address, current_address, identity } = registrationRecord(row);
   return { id, identity_key, root_address, current_address, identity };
 }
 
 const NO_STORE = { "cache-control": "no-store" };
 
-export function profileRoutes({ auth, database, replay }: ProfileDeps) {
-  const { db, type } = database;
-
-  const identities = () => db.selectFrom("bapIdentity").selectAll();
-  async function findIdentity(bapId: string): Promise<IdentityRow | null> {
-    return ((await identities().where("bapId", "=", bapId).executeTakeFirst()) as IdentityRow | undefined) ?? null;
+export function profileRoutes({ auth, db, bitcoinAuth, writeLimiter }: ProfileDeps) {
+  /**
+   * The signed-in writer, within their quota: every write here is a database write a session
+   * can repeat at will, so each user gets a fixed number a minute (OWASP ASVS 4.0 V11.1.4,
+   * anti-automation), counted per user rather than per address so one account cannot spread
+   * its writes over many addresses. RFC 6585 §4: 429 with Retry-After.
+   */
+  async function requireWriter(headers: Headers) {
+    const session = await requireSession(auth, headers);
+    if (writeLimiter) {
+      const { allowed, retryAfter } = await writeLimiter.hit(session.user.id);
+      if (!allowed) throw problems.tooManyRequests(retryAfter);
+    }
+    return session;
   }
-  async function requireOwned(userId: string, bapId: string): Promise<IdentityRow> {
-    const row = await findIdentity(bapId);
+
+  async function requireOwned(userId: string, bapId: string): Promise<identities.BapIdentity> {
+    const row = await identities.findIdentity(db, bapId);
     // Someone else's identity answers like a missing one: no probing who owns what.
     if (!row || row.userId !== userId) throw problems.notFound("You have no BAP identity with that bapId.");
     return row;
@@ -80,66 +95,51 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       if (pubkey !== undefined) {
         // Public lookup used during login: which identities does this member key control?
         const { pubkey: key } = readQuery(c, v.object({ pubkey: Pubkey }));
-        const rows = (await identities().where("memberPubkey", "=", key).orderBy("createdAt", "asc").execute()) as IdentityRow[];
-        return c.json({ bapIds: rows.map(publicRecord) }, 200, NO_STORE);
+        return c.json({ bapIds: (await identities.listIdentitiesOfMemberKey(db, key)).map(publicRecord) }, 200, NO_STORE);
       }
       const { user } = await requireSession(auth, c.req.raw.headers);
       return c.json({ bapIds: await listRegistrations(db, user.id) }, 200, NO_STORE);
     })
     .post("/bap-ids", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { user } = await requireWriter(c.req.raw.headers);
       const { value: body, raw } = await readJson(c, RegisterIdentity, 64 * 1024);
       // Registering an identity claims it: the member key must prove control (its address is
       // the root address the bapId derives from), or anyone could put another's bap_id in tokens.
-      const proof = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: "/api/user/bap-ids", body: raw }, { replay });
+      const proof = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: "/api/user/bap-ids", body: raw }, bitcoinAuth);
       if (!proof.ok) throw new ProblemError(401, "Sign this request with the identity's member key (header x-auth-token).", { code: "INVALID_AUTH_TOKEN" });
       if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problems.forbidden("The signing key is not this identity's member key.", "NOT_MEMBER_KEY");
 
-      const now = new Date();
-      const result = await db.transaction().execute(async (trx) => {
-        const existing = (await trx.selectFrom("bapIdentity").selectAll().where("bapId", "=", body.bapId).executeTakeFirst()) as IdentityRow | undefined;
-        if (existing && existing.userId !== user.id) throw problems.conflict("This BAP identity is registered to another account.", "BAP_ID_TAKEN");
-        const count = await trx.selectFrom("bapIdentity").select((eb) => eb.fn.countAll().as("n")).where("userId", "=", user.id).executeTakeFirst();
-        const first = Number(count?.n ?? 0) === 0;
-        const makePrimary = body.isPrimary === true || (first && !existing);
-        if (makePrimary) {
-          await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, false) }).where("userId", "=", user.id).execute();
-        }
-        const fields = {
-          memberPubkey: proof.pubkey,
-          ...(body.currentAddress ? { currentAddress: body.currentAddress } : {}),
-          ...(body.name !== undefined ? { name: body.name } : {}),
-          ...(body.counter !== undefined ? { counter: body.counter } : {}),
-          ...(body.accountPubkey ? { accountPubkey: body.accountPubkey } : {}),
-          ...(body.profile?.identity !== undefined ? { identity: JSON.stringify(body.profile.identity) } : {}),
-          updatedAt: dbDate(type, now),
-        };
-        if (existing) {
-          await trx
-            .updateTable("bapIdentity")
-            .set({ ...fields, ...(makePrimary || body.isPrimary === false ? { isPrimary: dbBool(type, makePrimary) } : {}) })
-            .where("id", "=", existing.id)
-            .execute();
-        } else {
-          const rootAddress = addressOf(proof.pubkey);
-          await trx
-            .insertInto("bapIdentity")
-            .values({ id: randomUUID(), userId: user.id, bapId: body.bapId, rootAddress, currentAddress: rootAddress, isPrimary: dbBool(type, makePrimary), createdAt: dbDate(type, now), ...fields })
-            .execute();
-        }
-        if (makePrimary) await trx.updateTable("user").set({ pubkey: proof.pubkey }).where("id", "=", user.id).execute();
-        return { created: !existing };
+      const { profile, ...fields } = body;
+      const result = await identities.registerIdentity(db, user.id, {
+        ...fields,
+        memberPubkey: proof.pubkey,
+        rootAddress: addressOf(proof.pubkey),
+        ...(profile?.identity !== undefined ? { identity: JSON.stringify(profile.identity) } : {}),
       });
-      const row = (await findIdentity(body.bapId))!;
-      return c.json({ bapId: registrationRecord(row) }, result.created ? 201 : 200, NO_STORE);
+      if (result === "taken") throw problems.conflict("This BAP identity is registered to another account.", "BAP_ID_TAKEN");
+      const row = (await identities.findIdentity(db, body.bapId))!;
+      return c.json({ bapId: registrationRecord(row) }, result === "created" ? 201 : 200, NO_STORE);
+    })
+    .post("/bap-ids/confirm", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { value: body } = await readJson(c, ByBapId, 1024);
+      // Someone else's identity answers like a missing one (confirmBapIdentity reads only the caller's).
+      if (!(await identities.confirmBapIdentity(db, user.id, body.bapId))) throw problems.notFound("You have no BAP identity with that bapId.");
+      return c.json({ bapId: registrationRecord((await identities.findIdentity(db, body.bapId))!) }, 200, NO_STORE);
+    })
+    .delete("/bap-ids", async (c) => {
+      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { bapId } = readQuery(c, ByBapId);
+      const result = await identities.removeBapIdentity(db, auth.$context, user.id, bapId);
+      if (result === "not-found") throw problems.notFound("You have no BAP identity with that bapId.");
+      if (result === "last-sign-in-method") throw problems.conflict(SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD, "LAST_SIGN_IN_METHOD");
+      return c.json({ status: "OK" }, 200, NO_STORE);
     });
 
   const bap = new Hono()
     .get("/profile", async (c) => {
       const query = readQuery(c, ByBapIdOrPubkey);
-      const row = query.bapId
-        ? await findIdentity(query.bapId)
-        : (((await identities().where("memberPubkey", "=", query.pubkey!).orderBy("isPrimary", "desc").executeTakeFirst()) as IdentityRow | undefined) ?? null);
+      const row = query.bapId ? await identities.findIdentity(db, query.bapId) : ((await identities.listIdentitiesOfMemberKey(db, query.pubkey!))[0] ?? null);
       if (!row) throw problems.notFound("No BAP profile is registered for that key.");
       const result: Record<string, unknown> = { ...publicRecord(row), published: false };
       const publication = await db.selectFrom("bapPublication").select(["txid", "createdAt"]).where("bapId", "=", row.bapId).orderBy("createdAt", "desc").executeTakeFirst();
@@ -153,10 +153,10 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       return c.json({ status: "OK", result }, 200, NO_STORE);
     })
     .post("/profile", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { user } = await requireWriter(c.req.raw.headers);
       const { value: body } = await readJson(c, SaveDraft, 64 * 1024);
       await requireOwned(user.id, body.bapId);
-      const now = dbDate(type, new Date());
+      const now = new Date();
       const profile = JSON.stringify(body.profile);
       await db
         .insertInto("bapProfileDraft")
@@ -166,7 +166,7 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       return c.json({ status: "OK", result: { bapId: body.bapId, profile: body.profile, draft: true, unpublished: true } }, 200, NO_STORE);
     })
     .delete("/profile", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { user } = await requireWriter(c.req.raw.headers);
       const { bapId } = readQuery(c, ByBapId);
       await requireOwned(user.id, bapId);
       const deleted = await db.deleteFrom("bapProfileDraft").where("bapId", "=", bapId).where("userId", "=", user.id).executeTakeFirst();
@@ -174,7 +174,7 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
       return c.json({ status: "OK" }, 200, NO_STORE);
     })
     .post("/profile/published", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
+      const { user } = await requireWriter(c.req.raw.headers);
       const { value: body } = await readJson(c, Publish, 64 * 1024);
       await requireOwned(user.id, body.bapId);
       const now = new Date();
@@ -183,9 +183,9 @@ export function profileRoutes({ auth, database, replay }: ProfileDeps) {
         if (clash) throw problems.conflict("That transaction is already recorded.", "TXID_ALREADY_RECORDED");
         await trx
           .insertInto("bapPublication")
-          .values({ id: randomUUID(), bapId: body.bapId, userId: user.id, txid: body.txid, profile: JSON.stringify(body.profile), kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, createdAt: dbDate(type, now) })
+          .values({ id: randomUUID(), bapId: body.bapId, userId: user.id, txid: body.txid, profile: JSON.stringify(body.profile), kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, createdAt: now })
           .execute();
-        await trx.updateTable("bapIdentity").set({ identity: JSON.stringify(body.profile.identity), updatedAt: dbDate(type, now) }).where("bapId", "=", body.bapId).execute();
+        await identities.setPublishedIdentity(trx, body.bapId, JSON.stringify(body.profile.identity), now);
         await trx.deleteFrom("bapProfileDraft").where("bapId", "=", body.bapId).execute();
       });
       return c.json({ status: "OK", result: { bapId: body.bapId, txid: body.txid, profile: body.profile, kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, publishedAt: now.toISOString() } }, 201, NO_STORE);

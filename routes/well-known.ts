@@ -16,6 +16,9 @@ export function wellKnownRoutes(auth: Auth, issuer: string) {
     // Advertise only what works: PKCE S256 is the only method we accept.
     out.code_challenge_methods_supported = ["S256"];
     out.authorization_response_iss_parameter_supported = true;
+    // OIDC Discovery §3: the claims request parameter is not offered (plugins/claims-policy);
+    // claims are released by scope only, as the consent page shows them.
+    if ("claims_parameter_supported" in out) out.claims_parameter_supported = false;
     return JSON.stringify(out);
   };
   const serve = (body: string) =>

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newIdentity, signRequest } from "./helpers/bap.js";
 import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { cookiesOf, freePort, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
 import { secretOf, totp } from "./helpers/totp.js";
 import { startUpstreamOidc, type UpstreamOidc } from "./helpers/upstream-oidc.js";
 
@@ -21,20 +21,10 @@ const PROVIDER_NAME = "Upstream ID";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
 let server: TestServer;
+const box = mailbox();
 let upstream: UpstreamOidc;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 beforeAll(async () => {
   const port = await freePort();
@@ -50,7 +40,7 @@ beforeAll(async () => {
     OIDC_1_ISSUER: upstream.issuer,
     OIDC_1_CLIENT_ID: client.clientId,
     OIDC_1_CLIENT_SECRET: client.clientSecret,
-  });
+  }, { mailer: box.mailer });
 });
 afterEach(async () => {
   await Promise.all(contexts.splice(0).map((c) => c.close()));
@@ -215,7 +205,11 @@ describe("account page", () => {
     await expect(page.getByLabel("Name", { exact: true }).inputValue()).resolves.toBe("Renamed Person");
     const newEmail = uniqueEmail("changed");
     await fillByLabel(page, "New e-mail address", newEmail);
+    await fillByLabel(page, "Your password", password);
     await submitWith(page, "Change e-mail");
+    expect(new URL(page.url()).searchParams.get("notice")).toBe("email-verification-sent");
+    // The change happens when the link mailed to the new address is followed (plugins/account-email).
+    await page.goto(linkIn(await box.latest(newEmail, /confirm/i)).href);
     expect(new URL(page.url()).searchParams.get("notice")).toBe("email-changed");
     await expect(section(page, "profile").textContent()).resolves.toContain(newEmail);
 

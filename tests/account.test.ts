@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Mail } from "../lib/mailer.js";
 import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { signUp } from "./helpers/oauth.js";
 
 /**
@@ -10,35 +10,6 @@ import { signUp } from "./helpers/oauth.js";
 
 const PASSWORD = "correct horse battery staple";
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-
-/** Captures what the server mails (start(config, { mailer })). */
-function mailbox() {
-  const mails: Mail[] = [];
-  return {
-    mails,
-    mailer: async (mail: Mail) => {
-      mails.push(mail);
-    },
-    /** The newest mail to `to` whose subject matches, waiting briefly for background sends. */
-    async latest(to: string, subject: RegExp): Promise<Mail> {
-      for (let i = 0; i < 50; i++) {
-        const found = mails.filter((m) => m.to === to && subject.test(m.subject)).at(-1);
-        if (found) return found;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no mail to ${to} matching ${subject}; got ${JSON.stringify(mails.map((m) => [m.to, m.subject]))}`);
-    },
-    count(to: string) {
-      return mails.filter((m) => m.to === to).length;
-    },
-  };
-}
-
-function linkIn(mail: Mail): URL {
-  const match = mail.text.match(/https?:\/\/\S+/);
-  if (!match) throw new Error(`no link in mail: ${mail.text}`);
-  return new URL(match[0]);
-}
 
 function expectJson(res: { headers: Headers }) {
   expect(res.headers.get("content-type")).toMatch(/^application\/json\b/);
@@ -339,17 +310,22 @@ describe("account surface (e-mail verification off)", () => {
   });
 
   describe("POST /change-email", () => {
-    it("changes an unverified address at once and says so (status, user, message)", async () => {
+    it("answers status, user and message, and keeps the address until the new one confirms (plugins/account-email)", async () => {
       const account = await newAccount(server);
       const newEmail = uniqueEmail("moved");
-      const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail } });
+      const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail, currentPassword: PASSWORD } });
       expect(res.status, res.text).toBe(200);
       expectJson(res);
       expect(res.json.status).toBe(true);
-      expect(res.json.message).toBe("Email updated");
-      expectUser(res.json.user, newEmail);
+      expect(res.json.message).toBe("Verification email sent");
+      expectUser(res.json.user, account.email);
       expect(res.json.user.id).toBe(account.user.id);
 
+      const confirm = linkIn(await box.latest(newEmail, /confirm/i));
+      expect((await sessionOf(server, { cookie: account.cookie }))?.user.email).toBe(account.email);
+      const done = await server.api(confirm.pathname + confirm.search, { cookie: account.cookie });
+      expect(done.status, done.text).toBe(200);
+      expectUser(done.json.user, newEmail);
       expect((await sessionOf(server, { cookie: account.cookie }))?.user.email).toBe(newEmail);
       expectMessage(await signIn(server, account.email, PASSWORD), 401);
       expect((await signIn(server, newEmail, PASSWORD)).status).toBe(200);
@@ -358,7 +334,7 @@ describe("account surface (e-mail verification off)", () => {
     it("never moves an account onto another account's address", async () => {
       const taken = await newAccount(server);
       const account = await newAccount(server);
-      const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail: taken.email } });
+      const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail: taken.email, currentPassword: PASSWORD } });
       expect(res.status).toBe(200);
       expect(res.json.status).toBe(true);
       expect(res.json.message).not.toBe("Email updated");
@@ -370,6 +346,43 @@ describe("account surface (e-mail verification off)", () => {
       const account = await newAccount(server);
       expectMessage(await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail: account.email } }), 400);
       expectMessage(await server.api("/api/auth/change-email", { body: { newEmail: uniqueEmail() } }), 401);
+    });
+  });
+
+  describe("GET /list-sessions and POST /revoke-session (plugins/account-email)", () => {
+    it("lists sessions without their tokens", async () => {
+      const account = await newAccount(server);
+      await signIn(server, account.email, PASSWORD);
+      const res = await server.api("/api/auth/list-sessions", { cookie: account.cookie });
+      expect(res.status, res.text).toBe(200);
+      expectJson(res);
+      expect(res.json).toHaveLength(2);
+      for (const session of res.json) {
+        expect(typeof session.id).toBe("string");
+        expect(session.userId).toBe(account.user.id);
+        expect(session).not.toHaveProperty("token");
+      }
+      expect(res.text).not.toContain(account.token);
+    });
+
+    it("revokes one of the caller's sessions by id; another account's session id is refused with 404 and lives on", async () => {
+      const account = await newAccount(server);
+      const second = await signIn(server, account.email, PASSWORD);
+      const secondCookie = cookiesOf(second.headers);
+      const mine = (await sessionOf(server, { cookie: secondCookie }))!.session.id as string;
+      const stranger = await newAccount(server);
+      const theirs = (await sessionOf(server, { cookie: stranger.cookie }))!.session.id as string;
+
+      const refused = await server.api("/api/auth/revoke-session", { cookie: account.cookie, body: { id: theirs } });
+      expectMessage(refused, 404);
+      expect((await sessionOf(server, { cookie: stranger.cookie }))?.user.id).toBe(stranger.user.id);
+      expectMessage(await server.api("/api/auth/revoke-session", { cookie: account.cookie, body: { id: "no-such-session" } }), 404);
+
+      const res = await server.api("/api/auth/revoke-session", { cookie: account.cookie, body: { id: mine } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json).toEqual({ status: true });
+      expect(await sessionOf(server, { cookie: secondCookie })).toBeNull();
+      expect((await sessionOf(server, { cookie: account.cookie }))?.user.id).toBe(account.user.id);
     });
   });
 
@@ -451,6 +464,29 @@ describe("account surface (REQUIRE_EMAIL_VERIFICATION=true)", () => {
     expect(early.json).not.toHaveProperty("token");
   });
 
+  it("sign-up answers alike for a new and an existing address, and mails the existing owner a notice", async () => {
+    const owner = await verifiedAccount();
+    const fresh = uniqueEmail("newcomer");
+    const body = (email: string) => ({ name: "Mallory", email, password: "another password 123" });
+    const [again, first] = [await server.api("/api/auth/sign-up/email", { body: body(owner.email) }), await server.api("/api/auth/sign-up/email", { body: body(fresh) })];
+    for (const res of [again, first]) {
+      expect(res.status, res.text).toBe(200);
+      expectJson(res);
+      expect(res.json.token).toBeNull();
+      expect(sessionCookieName(res.headers)).toBeUndefined();
+      expect(Object.keys(res.json).sort()).toEqual(["token", "user"]);
+      expect(res.json.user).toMatchObject({ name: "Mallory", emailVerified: false, image: null });
+    }
+    expect(Object.keys(again.json.user).sort()).toEqual(Object.keys(first.json.user).sort());
+    expect(again.json.user.id).not.toBe(owner.user.id);
+    // Each address gets one mail: a verification link for the new one, a notice for the owner.
+    await box.latest(fresh, /verify/i);
+    const notice = await box.latest(owner.email, /sign up/i);
+    expect(linkIn(notice).pathname).toBe("/forgot-password");
+    // The attempt changed nothing: the owner's password still works.
+    expect((await signIn(server, owner.email, PASSWORD)).status).toBe(200);
+  });
+
   it("GET /verify-email with the mailed token verifies the address, answers status and user, and signs in", async () => {
     const email = uniqueEmail("verify");
     await server.api("/api/auth/sign-up/email", { body: { name: "Grace Hopper", email, password: PASSWORD } });
@@ -490,26 +526,20 @@ describe("account surface (REQUIRE_EMAIL_VERIFICATION=true)", () => {
     expect(box.count(email)).toBe(before + 1);
   });
 
-  it("POST /change-email of a verified address mails a confirmation first and changes it only after both links", async () => {
+  it("POST /change-email of a verified address changes it only after the new address confirms, verified", async () => {
     const account = await verifiedAccount();
     const newEmail = uniqueEmail("newhome");
-    const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail } });
+    const res = await server.api("/api/auth/change-email", { cookie: account.cookie, body: { newEmail, currentPassword: PASSWORD } });
     expect(res.status, res.text).toBe(200);
     expect(res.json.status).toBe(true);
     expect(res.json.message).toBe("Verification email sent");
     expect(res.json.user.email).toBe(account.email);
     expect((await sessionOf(server, { cookie: account.cookie }))?.user.email).toBe(account.email);
 
-    // 1. The current address confirms the change...
-    const confirm = linkIn(await box.latest(account.email, /confirm/i));
-    const step1 = await server.api(`/api/auth/verify-email?token=${encodeURIComponent(confirm.searchParams.get("token")!)}`, { cookie: account.cookie });
-    expect(step1.status, step1.text).toBe(200);
-    expect((await sessionOf(server, { cookie: account.cookie }))?.user.email).toBe(account.email);
-    // 2. ...then the new address proves it is reachable.
-    const verify = linkIn(await box.latest(newEmail, /verify/i));
-    const step2 = await server.api(`/api/auth/verify-email?token=${encodeURIComponent(verify.searchParams.get("token")!)}`, { cookie: account.cookie });
-    expect(step2.status, step2.text).toBe(200);
-    expect(step2.json.user).toMatchObject({ email: newEmail });
+    const confirm = linkIn(await box.latest(newEmail, /confirm/i));
+    const done = await server.api(confirm.pathname + confirm.search, { cookie: account.cookie });
+    expect(done.status, done.text).toBe(200);
+    expect(done.json.user).toMatchObject({ email: newEmail, emailVerified: true });
     expect((await signIn(server, newEmail, PASSWORD)).status).toBe(200);
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { PrivateKey } from "@bsv/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newIdentity as identity, signRequest, type TestIdentity } from "./helpers/bap.js";
@@ -117,10 +118,11 @@ describe("/api/bap/profile drafts and publications", () => {
     const id = identity();
     await register(person.cookie, id);
     await server.api("/api/bap/profile", { cookie: person.cookie, body: { bapId: id.bapId, profile: { alternateName: "x" } } });
-    const txid = "ab".repeat(32);
+    // A fresh txid per run: txids are unique, and a PostgreSQL test database outlives one run.
+    const txid = randomBytes(32).toString("hex");
     const bad = [
-      { bapId: id.bapId, txid: "AB".repeat(32), profile: { identity: {} } },
-      { bapId: id.bapId, txid: "ab".repeat(31), profile: { identity: {} } },
+      { bapId: id.bapId, txid: txid.toUpperCase().replace(/^[0-9]/, "A"), profile: { identity: {} } },
+      { bapId: id.bapId, txid: txid.slice(2), profile: { identity: {} } },
       { bapId: id.bapId, txid, profile: { name: "no identity" } },
     ];
     for (const body of bad) problemShape(await server.api("/api/bap/profile/published", { cookie: person.cookie, body }), 400);

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../app.js";
+import { signUp } from "./helpers/oauth.js";
 import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 let server: TestServer;
@@ -165,6 +166,72 @@ describe("registration limits and post-logout redirect URIs", () => {
     }
     const atLimit = await register({ ...web, redirect_uris: many.slice(0, 20), client_name: "n".repeat(200) });
     expect(atLimit.status, atLimit.text).toBe(201);
+  });
+});
+
+describe("client metadata rules on /oauth2/register, /oauth2/create-client and /oauth2/update-client alike", () => {
+  const web = { client_name: "Rules", redirect_uris: ["https://rp.example.com/cb"], token_endpoint_auth_method: "none" };
+  /** A public EC signing key as a JWK (RFC 7517), `pad` characters of padding in an extension member. */
+  const jwk = (i: number, pad = 0) => ({ kty: "EC", crv: "P-256", kid: `k${i}`, use: "sig", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", ...(pad ? { x_note: "p".repeat(pad) } : {}) });
+  const jwks = (n: number, pad = 0) => ({ keys: Array.from({ length: n }, (_, i) => jwk(i, pad)) });
+  const BIDI = ["\u202A", "\u202B", "\u202C", "\u202D", "\u202E", "\u2066", "\u2067", "\u2068", "\u2069", "\u200E", "\u200F", "\u061C"];
+  const URI_FIELDS = ["client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri"];
+  const BAD_URIS = ["javascript:alert(document.cookie)", "JavaScript:alert(1)", "data:text/html,<script>alert(1)</script>", "data:image/svg+xml;base64,PHN2Zz4=", "http://rp.example.com/x", "ftp://rp.example.com/x", "https://user:pw@rp.example.com/x", "vbscript:x", "//rp.example.com/x"];
+
+  /** The metadata refused (400 invalid_client_metadata) and accepted by each of the three routes. */
+  const refused: [string, Record<string, unknown>][] = [
+    ["11 keys", { jwks: jwks(11) }],
+    ["jwks over 8 KiB", { jwks: jwks(2, 4500) }],
+    ...URI_FIELDS.flatMap((field) => BAD_URIS.map((uri): [string, Record<string, unknown>] => [`${field} ${uri}`, { [field]: uri }])),
+    ...BIDI.map((c): [string, Record<string, unknown>] => [`client_name with U+${c.charCodeAt(0).toString(16)}`, { client_name: `Good${c}elif.exe` }]),
+    ["client_name with a newline", { client_name: "Line\nbreak" }],
+    ["client_name of 201 characters", { client_name: "n".repeat(201) }],
+  ];
+  const accepted: Record<string, unknown> = {
+    jwks: jwks(10),
+    client_uri: "https://rp.example.com/",
+    logo_uri: "https://rp.example.com/logo.png",
+    tos_uri: "http://127.0.0.1:8080/tos", // loopback http while developing (NODE_ENV=test)
+    policy_uri: "https://rp.example.com/privacy",
+    client_name: "Café ☕ — רשמי", // any script; only the controls are refused
+  };
+
+  function expectRefused(res: { status: number; json: any; text: string }, what: string) {
+    expect(res.status, `${what}: ${res.text.slice(0, 200)}`).toBe(400);
+    expect(res.json?.error, what).toBe("invalid_client_metadata");
+    expect(typeof res.json?.error_description, what).toBe("string");
+  }
+
+  it("dynamic registration refuses oversized jwks, non-https links and names with control characters", async () => {
+    for (const [what, metadata] of refused) expectRefused(await register({ ...web, ...metadata }), what);
+    const ok = await register({ ...web, ...accepted });
+    expect(ok.status, ok.text).toBe(201);
+  });
+
+  it("create-client (signed in) obeys the same rules", async () => {
+    const person = await signUp(server);
+    const create = (metadata: Record<string, unknown>) => server.api("/api/auth/oauth2/create-client", { cookie: person.cookie, body: { ...web, ...metadata } });
+    for (const [what, metadata] of refused) expectRefused(await create(metadata), what);
+    for (const [what, metadata] of [["20 redirect URIs", { redirect_uris: Array.from({ length: 21 }, (_, i) => `https://rp.example.com/${i}`) }], ["long software_statement", { software_statement: "s".repeat(9000) }]] as const) {
+      const res = await create(metadata);
+      expect(res.status, what).toBe(400);
+    }
+    const ok = await create(accepted);
+    expect(ok.status, ok.text).toBeLessThan(300);
+  });
+
+  it("update-client obeys the same rules: a client cannot grow past them after registering", async () => {
+    const person = await signUp(server);
+    const created = await server.api("/api/auth/oauth2/create-client", { cookie: person.cookie, body: web });
+    expect(created.status, created.text).toBeLessThan(300);
+    const update = (metadata: Record<string, unknown>) => server.api("/api/auth/oauth2/update-client", { cookie: person.cookie, body: { client_id: created.json.client_id, update: metadata } });
+    // update-client takes no jwks; its other members follow the rules.
+    for (const [what, metadata] of refused.filter(([, m]) => !("jwks" in m) && !("jwks_uri" in m))) expectRefused(await update(metadata), what);
+    expectRefused(await update({ contacts: Array.from({ length: 21 }, (_, i) => `c${i}@example.com`) }), "21 contacts");
+    const row = await server.db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", created.json.client_id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ name: "Rules", uri: null, icon: null });
+    const ok = await update({ client_name: "Renamed", logo_uri: "https://rp.example.com/new.png" });
+    expect(ok.status, ok.text).toBe(200);
   });
 });
 

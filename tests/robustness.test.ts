@@ -990,6 +990,10 @@ describe("better-auth's surface with wrong types", () => {
       "reset-password/%zz?callbackURL=%00",
       "reset-password/" + "x".repeat(3000),
       "delete-user/callback?token=" + FORGED_JWS[4],
+      "change-email/confirm?token=%zz&callbackURL=//evil.example.com",
+      "change-email/confirm?token[]=x",
+      "change-email/undo?token=" + "x".repeat(3000),
+      "change-email/undo",
       "callback/google?code=x&state=%zz",
       "callback/nope?code=x&state=" + FORGED_JWS[4],
       "callback/%zz",
@@ -1025,7 +1029,7 @@ describe("better-auth's surface with wrong types", () => {
     // Redirect targets that cannot be parsed or composed, on every route that redirects to one.
     for (const target of ["//evil.example.com", "/\\evil.example.com", "http://[::1", "https://", "javascript:alert(1)", "%zz", "/\u0000", " "]) {
       const t = encodeURIComponent(target);
-      for (const route of [`verify-email?token=x&callbackURL=${t}`, `verify-email?token=${FORGED_JWS[4]}&callbackURL=${t}`, `reset-password/nope?callbackURL=${t}`, `delete-user/callback?token=nope&callbackURL=${t}`, `error?error=x&callbackURL=${t}`]) {
+      for (const route of [`verify-email?token=x&callbackURL=${t}`, `change-email/confirm?token=x&callbackURL=${t}`, `verify-email?token=${FORGED_JWS[4]}&callbackURL=${t}`, `reset-password/nope?callbackURL=${t}`, `delete-user/callback?token=nope&callbackURL=${t}`, `error?error=x&callbackURL=${t}`]) {
         cases.push([`GET /api/auth/${route}`, `/api/auth/${route}`, {}, "any"]);
       }
       for (const [route, body] of [
@@ -1150,5 +1154,64 @@ describe("forged Bitcoin-Auth tokens", () => {
       cases.push([`POST /api/auth/sign-up/sigma ${t.slice(0, 40)}`, "/api/auth/sign-up/sigma", { headers: { ...JSON_TYPE, "x-auth-token": t }, body: JSON.stringify({ name: [], email: 5 }) }, "any"]);
     }
     await sweep(cases);
+  });
+});
+
+describe("deep JSON and wrong user-field types", () => {
+  /** `{"a":{"a":...}}` nested `depth` levels, with `leaf` at the bottom. */
+  const nested = (depth: number, leaf = "1") => '{"a":'.repeat(depth) + leaf + "}".repeat(depth);
+
+  it("update-user refuses object and array name and image with better-auth's 400", async () => {
+    for (const field of ["name", "image"]) {
+      for (const value of [{}, { a: 1 }, [], ["x"], [1, 2]]) {
+        const res = await send("/api/auth/update-user", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: JSON.stringify({ [field]: value }) });
+        expectClean(`update-user ${field}=${JSON.stringify(value)}`, res, "any");
+        expect(res.status, res.text).toBe(400);
+        expect(res.json?.code).toBe("VALIDATION_ERROR");
+      }
+    }
+    const ok = await send("/api/auth/update-user", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: JSON.stringify({ name: "Still Fine", image: null }) });
+    expect(ok.status, ok.text).toBe(200);
+  });
+
+  it("a registration body nested 10,000 deep is an RFC 6749 400", async () => {
+    const body = `{"client_name":"Deep","redirect_uris":[${JSON.stringify(REDIRECT)}],"token_endpoint_auth_method":"none","a":${nested(10_000)}}`;
+    const res = await send("/api/auth/oauth2/register", { headers: JSON_TYPE, body });
+    expectClean("register 10,000 deep", res, "oauth");
+    expect(res.status, res.text).toBe(400);
+    expect(res.json?.error).toBe("invalid_request");
+  });
+
+  it("any better-auth body past 32 levels is refused, 32 levels still pass the guard", async () => {
+    const deep = await send("/api/auth/update-user", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: `{"x":${nested(32)}}` });
+    expectClean("update-user 33 deep", deep, "problem");
+    expect(deep.status).toBe(400);
+    const chunked = await send("/api/auth/sign-in/email", { headers: JSON_TYPE, body: nested(5_000), chunked: true });
+    expectClean("sign-in chunked 5,000 deep", chunked, "problem");
+    expect(chunked.status).toBe(400);
+    // Brackets inside strings are text, not nesting.
+    const text = await send("/api/auth/update-user", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: JSON.stringify({ name: "[{".repeat(60) + '\\"' }) });
+    expect(text.status, text.text).toBe(200);
+  });
+
+  it("profile documents nested 5,000 deep on /api/bap/profile and /api/user/bap-ids are a 400 problem", async () => {
+    const id = newIdentity();
+    const registerBody = JSON.stringify({ bapId: id.bapId });
+    const registered = await send("/api/user/bap-ids", { headers: { ...JSON_TYPE, cookie: person.cookie, "x-auth-token": signRequest(id.key, "/api/user/bap-ids", registerBody) }, body: registerBody });
+    expect(registered.status, registered.text).toBe(201);
+
+    const deepIdentity = `{"bapId":${JSON.stringify(id.bapId)},"profile":{"identity":${nested(5_000)}}}`;
+    const register = await send("/api/user/bap-ids", { headers: { ...JSON_TYPE, cookie: person.cookie, "x-auth-token": signRequest(id.key, "/api/user/bap-ids", deepIdentity) }, body: deepIdentity });
+    expectClean("bap-ids 5,000 deep", register, "problem");
+    expect(register.status).toBe(400);
+
+    const draft = await send("/api/bap/profile", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: deepIdentity });
+    expectClean("bap profile 5,000 deep", draft, "problem");
+    expect(draft.status).toBe(400);
+
+    const published = `{"bapId":${JSON.stringify(id.bapId)},"txid":"${"b".repeat(64)}","profile":{"identity":${nested(5_000)}}}`;
+    const publish = await send("/api/bap/profile/published", { headers: { ...JSON_TYPE, cookie: person.cookie }, body: published });
+    expectClean("bap publication 5,000 deep", publish, "problem");
+    expect(publish.status).toBe(400);
   });
 });

@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -45,7 +45,7 @@ describe("settings", () => {
     expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, AUTH_URL: "https://id.example.com" })).toThrow(/BETTER_AUTH_SECRET/);
     expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "http://id.example.com" })).toThrow(/https/);
     expect(existsSync(join(dir, "dev-secret"))).toBe(false);
-    const ok = loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com/" });
+    const ok = loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com/", SMTP_URL: "smtp://mail.example.com:587" });
     expect(ok.authUrl).toBe("https://id.example.com");
     expect(ok.warnings).toEqual([]);
   });
@@ -72,22 +72,75 @@ describe("settings", () => {
   });
 });
 
+describe("mail settings", () => {
+  const production = () => ({ NODE_ENV: "production", DATA_DIR: tempDir(), BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com" });
+
+  it("refuses to run in production without SMTP_URL, naming it, unless MAIL_DISABLED=true says so (and warns)", () => {
+    expect(() => loadEnv(production())).toThrow(ConfigError);
+    expect(() => loadEnv(production())).toThrow(/SMTP_URL.*MAIL_DISABLED/);
+    const off = loadEnv({ ...production(), MAIL_DISABLED: "true" });
+    expect(off.mailDisabled).toBe(true);
+    expect(off.warnings.join(" ")).toMatch(/MAIL_DISABLED=true: no e-mail is sent/);
+    expect(() => loadEnv({ ...production(), MAIL_DISABLED: "true", REQUIRE_EMAIL_VERIFICATION: "true" })).toThrow(/REQUIRE_EMAIL_VERIFICATION/);
+  });
+
+  /** server.ts in a child process; its log (stderr) after a password reset was asked for. */
+  async function logOfPasswordReset(env: Record<string, string>): Promise<string> {
+    const tsx = join(process.cwd(), "node_modules/.bin/tsx");
+    const port = 40000 + Math.floor(Math.random() * 20000);
+    const origin = env.AUTH_URL ?? `http://127.0.0.1:${port}`;
+    const dir = tempDir();
+    const child = spawn(tsx, ["server.ts"], {
+      env: { PATH: process.env.PATH, DATA_DIR: dir, DATABASE_URL: join(dir, "m.sqlite"), PORT: String(port), HOST: "127.0.0.1", AUTH_URL: origin, BETTER_AUTH_SECRET: "s".repeat(40), ...env },
+    });
+    let log = "";
+    child.stderr.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+    try {
+      for (let i = 0; i < 200 && !log.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(log).toContain('"listening"');
+      const post = (path: string, body: unknown) =>
+        fetch(`http://127.0.0.1:${port}/api/auth${path}`, { method: "POST", headers: { "content-type": "application/json", origin }, body: JSON.stringify(body) });
+      const email = `mail-${process.pid}-${Date.now()}@example.com`;
+      expect((await post("/sign-up/email", { name: "Mail", email, password: "correct horse battery staple" })).status).toBe(200);
+      expect((await post("/request-password-reset", { email, redirectTo: "/reset-password" })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300));
+      return log;
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+  }
+
+  it("MAIL_DISABLED=true in production: warns at start that mail is off and never logs a link", async () => {
+    const log = await logOfPasswordReset({ NODE_ENV: "production", MAIL_DISABLED: "true", LOG_LEVEL: "debug", AUTH_URL: "https://localhost:1" });
+    expect(log).toMatch(/"level":"warn","msg":"WARNING: MAIL_DISABLED=true: no e-mail is sent/);
+    expect(log).toMatch(/mail not sent \(MAIL_DISABLED=true\)/);
+    expect(log).not.toMatch(/reset-password\//);
+    expect(log).not.toMatch(/token=/);
+  }, 30_000);
+
+  it("without SMTP_URL while developing, links reach the log at debug level only", async () => {
+    const info = await logOfPasswordReset({ NODE_ENV: "development", LOG_LEVEL: "info" });
+    expect(info).not.toMatch(/reset-password\//);
+    const debug = await logOfPasswordReset({ NODE_ENV: "development", LOG_LEVEL: "debug" });
+    expect(debug).toMatch(/"level":"debug","msg":"mail \(SMTP_URL not set, not sent\)".*reset-password\//);
+  }, 60_000);
+});
+
 describe("schema scripts", () => {
   const tsx = join(process.cwd(), "node_modules/.bin/tsx");
-  it("db:generate prints the SQL, db:migrate applies it and is idempotent", async () => {
+  it("db:migrate applies schema/sqlite to a new database, records it, and is idempotent; db:generate finds nothing to write", async () => {
     const dir = tempDir();
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir, DATABASE_URL: join(dir, "s.sqlite"), LOG_LEVEL: "error" };
     delete env.REDIS_URL;
-    const generated = await run(tsx, ["scripts/db-generate.ts"], { env });
-    expect(generated.stdout).toMatch(/create table "user"/);
-    expect(generated.stdout).toMatch(/"pubkey"/);
-    expect(generated.stdout).toMatch(/create table "oauthClient"/);
-    expect(generated.stdout).toMatch(/"memberPubkey"/);
-    expect((await run(tsx, ["scripts/db-migrate.ts"], { env })).stdout).toMatch(/applied \d+ change/);
+    expect((await run(tsx, ["scripts/db-migrate.ts"], { env })).stdout).toMatch(/applied \d+ migration\(s\): 0001_initial/);
     expect((await run(tsx, ["scripts/db-migrate.ts"], { env })).stdout).toMatch(/up to date/);
-    const after = await run(tsx, ["scripts/db-generate.ts"], { env });
-    expect(after.stdout).toBe("");
-    expect(after.stderr).toMatch(/up to date/);
+    // A copy of schema/, so that drift in a working tree never writes into the real folder from a test.
+    const copy = join(dir, "schema");
+    cpSync(join(process.cwd(), "schema"), copy, { recursive: true });
+    const generated = await run(tsx, ["scripts/db-generate.ts", "--dialect", "sqlite", "--dir", copy], { env });
+    expect(generated.stdout).toBe("");
+    expect(generated.stderr).toMatch(/sqlite: schema is up to date/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorize, authorizeUrl, pkce, registerClient, signUp, token } from "./helpers/oauth.js";
+import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
@@ -14,11 +15,16 @@ const RP_REDIRECT = "https://rp.example.com/callback";
 const RP_LOGGED_OUT = "https://rp.example.com/logged-out";
 
 let server: TestServer;
+let keeping: TestServer;
+const box = mailbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  [server, keeping] = await Promise.all([
+    startTestServer({}, { mailer: box.mailer }),
+    startTestServer({ KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET: "true" }, { mailer: box.mailer }),
+  ]);
 });
 afterAll(async () => {
-  await server?.close();
+  await Promise.all([server?.close(), keeping?.close()]);
 });
 
 type Json = Record<string, any>;
@@ -556,5 +562,40 @@ describe("the four operations stay separate", () => {
     expect((await userinfo(otherTokens.access_token)).status).toBe(200);
     expect((await refresh(otherClient, otherTokens.refresh_token)).status).toBe(200);
     expect((await server.api("/api/authorized-apps", { cookie: person.cookie })).json.apps.map((a: Json) => a.clientId)).toEqual([otherClient.client_id]);
+  });
+});
+
+describe("a password reset ends the OAuth grants too (KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET=false)", () => {
+  /** Asks for a reset link by mail and sets a new password with it. */
+  async function resetPassword(on: TestServer, email: string) {
+    const asked = await on.api("/api/auth/request-password-reset", { body: { email, redirectTo: "/reset-password" } });
+    expect(asked.status, asked.text).toBe(200);
+    const link = linkIn(await box.latest(email, /reset/i));
+    const resetToken = link.pathname.split("/").at(-1)!;
+    const res = await on.api("/api/auth/reset-password", { body: { token: resetToken, newPassword: "a brand new password 42" } });
+    expect(res.status, res.text).toBe(200);
+  }
+
+  it("revokes the refresh token (invalid_grant) and the access token (introspection inactive)", async () => {
+    const { person, client, tokens } = await setup();
+    expect((await introspect(client, tokens.access_token)).json.active).toBe(true);
+    await resetPassword(server, person.email);
+    expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant");
+    const seen = await introspect(client, tokens.access_token);
+    expect(seen.status).toBe(200);
+    expect(seen.json).toEqual({ active: false });
+    expect((await userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it("KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET=true keeps the refresh token", async () => {
+    const person = await signUp(keeping);
+    const client = await registerClient(keeping, { application_type: "web", token_endpoint_auth_method: "client_secret_basic", redirect_uris: [RP_REDIRECT] });
+    const auth = basicAuth(client.client_id, client.client_secret!);
+    const { verifier, challenge } = pkce();
+    const code = (await authorize(keeping, { clientId: client.client_id, cookie: person.cookie, challenge, redirectUri: RP_REDIRECT })).code!;
+    const tokens = (await token(keeping, { grant_type: "authorization_code", code, redirect_uri: RP_REDIRECT, code_verifier: verifier }, { authorization: auth })).json;
+    await resetPassword(keeping, person.email);
+    const refreshed = await token(keeping, { grant_type: "refresh_token", refresh_token: tokens.refresh_token }, { authorization: auth });
+    expect(refreshed.status, refreshed.text).toBe(200);
   });
 });

@@ -1,10 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, getSessionFromCtx, isAPIError } from "better-auth/api";
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
-
-function plainObject(value: unknown): value is Record<string, unknown> {
-  return Boolean(value) && typeof value === "object" && !Array.isArray(value) && !isAPIError(value) && !(value instanceof Response);
-}
+import { isJsonObject } from "../../lib/json.js";
 
 /**
  * The default account surface's response shapes, as the spec writes them, where
@@ -12,9 +9,6 @@ function plainObject(value: unknown): value is Record<string, unknown> {
  *
  * - POST /update-session with an empty object answers `{session}` (better-auth: 400 "No
  *   fields to update"). Bodies with fields still go to better-auth.
- * - POST /change-email answers `status`, `user` and `message` ("Email updated" when the
- *   address changed now, "Verification email sent" otherwise); better-auth sends only
- *   `status`.
  * - GET /verify-email answers the verified `user` when it signed that user in;
  *   better-auth answers `user: null`.
  */
@@ -32,7 +26,7 @@ export function accountSurface() {
           handler: createAuthMiddleware(async (ctx) => {
             const returned = ctx.context.returned;
             if (!isAPIError(returned) || returned.statusCode !== 400) return;
-            if (!plainObject(ctx.body) || Object.keys(ctx.body).length > 0) return;
+            if (!isJsonObject(ctx.body) || Object.keys(ctx.body).length > 0) return;
             const session = await getSessionFromCtx(ctx);
             if (!session) return;
             // A Response: the dispatcher would otherwise keep the error's 400 status.
@@ -43,23 +37,10 @@ export function accountSurface() {
           }),
         },
         {
-          matcher: (ctx) => ctx.path === "/change-email",
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned;
-            if (!plainObject(returned) || returned.status !== true || "message" in returned) return;
-            const session = await getSessionFromCtx(ctx);
-            const user = session ? await ctx.context.internalAdapter.findUserById(session.user.id) : null;
-            if (!user) return;
-            const newEmail = String((ctx.body as { newEmail?: unknown }).newEmail ?? "").toLowerCase();
-            const message = user.email.toLowerCase() === newEmail ? "Email updated" : "Verification email sent";
-            return ctx.json({ status: true, user: parseUserOutput(ctx.context.options, user), message });
-          }),
-        },
-        {
           matcher: (ctx) => ctx.path === "/verify-email",
           handler: createAuthMiddleware(async (ctx) => {
             const returned = ctx.context.returned;
-            if (!plainObject(returned) || returned.status !== true || returned.user !== null) return;
+            if (!isJsonObject(returned) || returned.status !== true || returned.user !== null) return;
             const signedIn = ctx.context.newSession;
             if (!signedIn) return;
             const user = await ctx.context.internalAdapter.findUserById(signedIn.user.id);

@@ -14,6 +14,36 @@ export interface OAuthBearer {
 
 const VerifyBody = v.object({ token: v.pipe(v.string(), v.minLength(1), v.maxLength(8192)) });
 
+type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
+
+/**
+ * The check behind `auth.api.verifyOAuthAccessToken` (below), for better-auth endpoints and
+ * hooks too (plugins/claims-policy at userinfo): null when the token is not an active token
+ * for a user.
+ */
+export async function verifyAccessToken(ctx: EndpointContext, token: string): Promise<OAuthBearer | null> {
+  const provider = ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] } | null;
+  if (!provider) return null;
+  const api = getOAuthProviderApi(ctx, provider.options);
+  let payload: Record<string, unknown>;
+  try {
+    payload = await api.requireActiveAccessToken(token);
+  } catch {
+    return null;
+  }
+  // A client_credentials token has no user: it cannot act for an identity.
+  if (typeof payload.sub !== "string" || !payload.sub) return null;
+  // Opaque tokens keep the selected identity on their stored row; JWT access tokens carry it as `bap_id`.
+  const row = await ctx.context.adapter.findOne<{ referenceId?: string | null }>({
+    model: "oauthAccessToken",
+    where: [{ field: "token", value: await api.hashToken(token, "access_token") }],
+  });
+  const referenceId = row?.referenceId ?? (typeof payload.bap_id === "string" ? payload.bap_id : null);
+  const clientId = typeof payload.client_id === "string" ? payload.client_id : null;
+  const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
+  return { userId: payload.sub, clientId, referenceId: referenceId || null, scopes };
+}
+
 /**
  * The OAuth access-token check for our own resource routes (/api/backup ...), done by
  * oauth-provider itself (`requireActiveAccessToken`: signature or stored hash, expiry,
@@ -25,28 +55,9 @@ export function oauthBearer() {
   return {
     id: "oauth-bearer",
     endpoints: {
-      verifyOAuthAccessToken: createAuthEndpoint.serverOnly({ method: "POST", body: VerifyBody }, async (ctx): Promise<OAuthBearer | null> => {
-        const provider = ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] } | null;
-        if (!provider) return null;
-        const api = getOAuthProviderApi(ctx as unknown as Parameters<typeof getOAuthProviderApi>[0], provider.options);
-        let payload: Record<string, unknown>;
-        try {
-          payload = await api.requireActiveAccessToken(ctx.body.token);
-        } catch {
-          return null;
-        }
-        // A client_credentials token has no user: it cannot act for an identity.
-        if (typeof payload.sub !== "string" || !payload.sub) return null;
-        // Opaque tokens keep the selected identity on their stored row; JWT access tokens carry it as `bap_id`.
-        const row = await ctx.context.adapter.findOne<{ referenceId?: string | null }>({
-          model: "oauthAccessToken",
-          where: [{ field: "token", value: await api.hashToken(ctx.body.token, "access_token") }],
-        });
-        const referenceId = row?.referenceId ?? (typeof payload.bap_id === "string" ? payload.bap_id : null);
-        const clientId = typeof payload.client_id === "string" ? payload.client_id : null;
-        const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
-        return { userId: payload.sub, clientId, referenceId: referenceId || null, scopes };
-      }),
+      verifyOAuthAccessToken: createAuthEndpoint.serverOnly({ method: "POST", body: VerifyBody }, async (ctx): Promise<OAuthBearer | null> =>
+        verifyAccessToken(ctx as unknown as EndpointContext, ctx.body.token),
+      ),
     },
   } satisfies BetterAuthPlugin;
 }

@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
+import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
 import { remainingSignInMethods } from "../social/sign-in-methods.js";
 
@@ -12,7 +13,7 @@ import { remainingSignInMethods } from "../social/sign-in-methods.js";
  * the caller is authenticated; the endpoint's own middleware still decides whether the caller
  * may touch that passkey at all.
  */
-export function passkeyRules() {
+export function passkeyRules(db: Kysely<any>) {
   return {
     id: "passkey-rules",
     hooks: {
@@ -25,7 +26,7 @@ export function passkeyRules() {
             const passkey = await ctx.context.adapter.findOne<{ id: string; userId: string }>({ model: "passkey", where: [{ field: "id", value: id }] });
             if (!passkey) return;
             // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
-            const left = await remainingSignInMethods(ctx.context, passkey.userId, "");
+            const left = await remainingSignInMethods(ctx.context, db, passkey.userId, "");
             if (!left.password && !left.accounts && left.passkeys - 1 <= 0 && !left.bapIdentities) {
               throw new APIError("BAD_REQUEST", { code: "LAST_SIGN_IN_METHOD", message: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD });
             }

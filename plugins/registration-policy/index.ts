@@ -1,18 +1,13 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { isCompressedPubkey } from "../../lib/bitcoin-auth.js";
+import { displayNameProblem, isLoopbackHttp, isPublicHttpsUrl } from "../../lib/user-facing.js";
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
 
 function isHttpLoopback(uri: unknown): boolean {
-  if (typeof uri !== "string") return false;
-  try {
-    const url = new URL(uri);
-    return url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
-  } catch {
-    return false;
-  }
+  const url = typeof uri === "string" ? URL.parse(uri) : null;
+  return url ? isLoopbackHttp(url) : false;
 }
 
 function invalidMetadata(description: string, error = "invalid_client_metadata"): never {
@@ -45,6 +40,12 @@ const LIST_ITEM_MAX: Record<(typeof LISTS)[number], number> = {
   resources: MAX_URI,
 };
 
+/** Links shown on the consent page or fetched by us: https only (loopback http while developing). */
+const INFO_URIS = ["client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri"] as const;
+/** A client's own keys (RFC 7591 §2 `jwks`): enough for rotation, not a storage service. */
+const MAX_JWKS_KEYS = 10;
+const MAX_JWKS_BYTES = 8 * 1024;
+
 function checkSizes(body: Record<string, unknown>) {
   for (const [field, max] of Object.entries(MAX_STRING)) {
     const value = body[field];
@@ -59,6 +60,46 @@ function checkSizes(body: Record<string, unknown>) {
   }
 }
 
+function checkJwks(jwks: unknown) {
+  if (jwks === undefined || jwks === null) return;
+  const keys = (jwks as { keys?: unknown }).keys;
+  if (Array.isArray(keys) && keys.length > MAX_JWKS_KEYS) invalidMetadata(`jwks may hold at most ${MAX_JWKS_KEYS} keys`);
+  if (Buffer.byteLength(JSON.stringify(jwks) ?? "") > MAX_JWKS_BYTES) invalidMetadata(`jwks is larger than ${MAX_JWKS_BYTES} bytes`);
+}
+
+function checkDisplayed(body: Record<string, unknown>, development: boolean) {
+  for (const field of INFO_URIS) {
+    const value = body[field];
+    if (typeof value === "string" && !isPublicHttpsUrl(value, { loopbackHttp: development, maxLength: MAX_URI })) {
+      invalidMetadata(`${field} must be an https URL${development ? " (or http on a loopback host)" : ""}`);
+    }
+  }
+  if (typeof body.client_name === "string") {
+    const problem = displayNameProblem(body.client_name, MAX_STRING.client_name!);
+    if (problem) invalidMetadata(`client_name ${problem}`);
+  }
+}
+
+/** The routes that write a client's metadata, and where each carries it. */
+const CLIENT_WRITES: Record<string, (body: Record<string, unknown>) => unknown> = {
+  "/oauth2/register": (body) => body,
+  "/oauth2/create-client": (body) => body,
+  "/oauth2/update-client": (body) => body.update,
+};
+
+/**
+ * The bounds every client write obeys, whichever door it comes through: dynamic registration,
+ * a signed-in person's create-client, or update-client (which would otherwise let a client
+ * registered within the bounds grow past them).
+ */
+function checkClientMetadata(metadata: unknown, development: boolean) {
+  if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) return;
+  const body = metadata as Record<string, unknown>;
+  checkSizes(body);
+  checkJwks(body.jwks);
+  checkDisplayed(body, development);
+}
+
 /**
  * Dynamic registration (RFC 7591) beyond what oauth-provider enforces (https redirect URIs,
  * no fragments, exact matching):
@@ -67,7 +108,11 @@ function checkSizes(body: Record<string, unknown>) {
  * - `public` and `type` are recorded from the auth method and application type;
  * - while developing (NODE_ENV other than production), a web app whose redirect URIs are all
  *   http on a loopback host is registered as a native client (RFC 8252 §7.3), the only
- *   client type for which the provider accepts them.
+ *   client type for which the provider accepts them;
+ * - on register, create-client and update-client alike: sizes and list lengths are bounded,
+ *   `jwks` holds at most 10 keys in 8 KiB, client_uri, logo_uri, tos_uri, policy_uri and
+ *   jwks_uri are https (loopback http while developing), and client_name has no control or
+ *   bidirectional control characters (RFC 7591 §2 leaves these to the server's policy).
  */
 export function registrationPolicy(options: { development: boolean }) {
   const isRegistration = (ctx: { path?: string }) => ctx.path === "/oauth2/register";
@@ -75,6 +120,14 @@ export function registrationPolicy(options: { development: boolean }) {
     id: "registration-policy",
     hooks: {
       before: [
+        {
+          matcher: (ctx) => Object.hasOwn(CLIENT_WRITES, ctx.path ?? ""),
+          handler: createAuthMiddleware(async (ctx) => {
+            const body = ctx.body as Record<string, unknown> | undefined;
+            if (!body || typeof body !== "object" || Array.isArray(body)) return;
+            checkClientMetadata(CLIENT_WRITES[ctx.path!]!(body), options.development);
+          }),
+        },
         {
           matcher: isRegistration,
           handler: createAuthMiddleware(async (ctx) => {
@@ -86,7 +139,6 @@ export function registrationPolicy(options: { development: boolean }) {
             if (body.owner_bap_id !== undefined && (typeof body.owner_bap_id !== "string" || !BAP_ID.test(body.owner_bap_id))) {
               invalidMetadata("owner_bap_id must be a BAP identity key (base58)");
             }
-            checkSizes(body);
             const uris = body.redirect_uris;
             const loopbackWebApp =
               options.development &&

@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
+import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "./error-codes.js";
 import { idTokenNonceClaim } from "./id-token.js";
 import { remainingSignInMethods } from "./sign-in-methods.js";
@@ -18,7 +19,7 @@ const ID_TOKEN_PATHS = new Set(["/sign-in/social", "/link-social"]);
  *   unlinking, and let a user unlink down to an account at a provider that is switched off),
  *   so auth.config sets `allowUnlinkingAll` and this rule is the one that decides.
  */
-export function social() {
+export function social(db: Kysely<any>) {
   return {
     id: "social",
     init() {
@@ -31,7 +32,7 @@ export function social() {
                 // would not see a session carried as a bearer token.
                 async before(account, ctx) {
                   if (ctx?.path !== "/unlink-account") return;
-                  const left = await remainingSignInMethods(ctx.context, String(account.userId), String(account.id));
+                  const left = await remainingSignInMethods(ctx.context, db, String(account.userId), String(account.id));
                   if (!left.password && !left.accounts && !left.passkeys && !left.bapIdentities) {
                     throw new APIError("BAD_REQUEST", { code: "LAST_SIGN_IN_METHOD", message: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD });
                   }

@@ -1,4 +1,6 @@
 import type { AuthContext } from "better-auth";
+import type { Kysely } from "kysely";
+import { countIdentitiesInForce } from "../identity/store.js";
 
 interface AccountRow {
   id: string;
@@ -6,14 +8,28 @@ interface AccountRow {
   password?: string | null;
 }
 
+/** What the count reads: better-auth's adapter and the configured providers (an AuthContext, or `await auth.$context`). */
+export interface SignInMethodsContext {
+  adapter: Pick<AuthContext["adapter"], "findMany" | "count">;
+  socialProviders: ReadonlyArray<{ id: string }>;
+}
+
+/** Whether one BAP identity in force can go and still leave a way to sign in. */
+export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db: Kysely<any>, userId: string): Promise<boolean> {
+  const left = await remainingSignInMethods(context, db, userId, "");
+  return left.password || left.accounts > 0 || left.passkeys > 0 || left.bapIdentities > 1;
+}
+
 /**
  * The ways a person can still sign in once the account `excludeAccountId` is gone: a password
  * (a `credential` account that has one), an account at a provider that is still configured,
- * a passkey, or a BAP identity (key sign-in). An account at a provider since switched off is
- * not a way in, so it does not count.
+ * a passkey, or a BAP identity in force (key sign-in). An account at a provider since switched
+ * off is not a way in, nor is a suspended identity (plugins/identity/mailbox-proof.ts), so
+ * neither counts.
  */
 export async function remainingSignInMethods(
-  context: AuthContext,
+  context: SignInMethodsContext,
+  db: Kysely<any>,
   userId: string,
   excludeAccountId: string,
 ): Promise<{ password: boolean; accounts: number; passkeys: number; bapIdentities: number }> {
@@ -22,7 +38,7 @@ export async function remainingSignInMethods(
   const [accounts, passkeys, bapIdentities] = await Promise.all([
     context.adapter.findMany<AccountRow>({ model: "account", where: byUser }),
     context.adapter.count({ model: "passkey", where: byUser }),
-    context.adapter.count({ model: "bapIdentity", where: byUser }),
+    countIdentitiesInForce(db, userId),
   ]);
   const others = accounts.filter((a) => a.id !== excludeAccountId);
   return {

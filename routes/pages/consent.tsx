@@ -1,3 +1,4 @@
+import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
 import { Layout } from "./layout.js";
 
 /** Each scope in words, for the person deciding. */
@@ -6,6 +7,8 @@ export const SCOPE_WORDS: Record<string, string> = {
   profile: "See your profile: name, picture and your selected BAP identity",
   email: "See your e-mail address",
   offline_access: "Stay signed in and act for you while you are away",
+  [BACKUP_SCOPES.read]: "See whether your encrypted backup exists, when it last changed, and which sign-in accounts can recover it",
+  [BACKUP_SCOPES.write]: "Replace your encrypted backup with a new copy, and choose a sign-in account that can recover it",
 };
 
 export interface IdentityChoice {
@@ -55,7 +58,8 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
   );
 }
 
-export function ErrorPage(props: { error: string; description?: string | null }) {
+/** `description` is always our own wording (routes/pages/error-words.ts for the /error page), never request text. */
+export function ErrorPage(props: { error: string | null; description?: string | null }) {
   return (
     <Layout title="Something is wrong with this request">
       <h1>Something is wrong with this request</h1>
@@ -63,7 +67,12 @@ export function ErrorPage(props: { error: string; description?: string | null })
         {props.description || "The application sent an invalid request."}
       </p>
       <p class="muted">
-        Error code: <code>{props.error}</code>. Go back to the application and try again; if it keeps happening, tell its developers.
+        {props.error ? (
+          <>
+            Error code: <code>{props.error}</code>.{" "}
+          </>
+        ) : null}
+        Go back to the application and try again; if it keeps happening, tell its developers.
       </p>
     </Layout>
   );

@@ -1,12 +1,14 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
-import { BASE_PATH, type Auth } from "../../auth.config.js";
-import { asBool } from "../../lib/db.js";
+import type { Auth } from "../../auth.config.js";
+import { BASE_PATH } from "../../lib/transport.js";
+import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import type { Logger } from "../../lib/logger.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
 import { ConsentPage, ErrorPage, type IdentityChoice } from "./consent.js";
 import { keySignInOptions } from "./key-sign-in.js";
-import { signedOAuthQuery } from "./oauth-query.js";
+import { errorWords } from "./error-words.js";
+import { signedOAuthQuery, verifySignedOAuthQuery } from "./oauth-query.js";
 import { pageSecurityHeaders } from "./security-headers.js";
 import { accountRoutes } from "./account/index.js";
 import { invitationRoutes } from "./invitations.js";
@@ -19,6 +21,7 @@ import { devicePageRoutes } from "./device.js";
 import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
 import { socialErrorMessage } from "./social-sign-in.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
+import { listIdentities } from "../../plugins/identity/store.js";
 
 interface PageDeps {
   auth: Auth;
@@ -29,8 +32,6 @@ interface PageDeps {
   logger?: Logger;
   /** Social providers offered as "Continue with <Name>" (configured ones only). */
   socialProviders?: readonly SignInProvider[];
-  /** How `db` stores booleans and dates (the account page writes the primary BAP identity). @default "sqlite" */
-  dbType?: "sqlite" | "postgres";
 }
 
 
@@ -40,7 +41,7 @@ interface PageDeps {
  * better-auth's own endpoints through `auth.handler`, so rate limits, origin checks and
  * the OAuth flow's hooks apply exactly as for an API client.
  */
-export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, socialProviders = [], dbType = "sqlite" }: PageDeps) {
+export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, socialProviders = [] }: PageDeps) {
   const app = new Hono();
   app.use("*", pageSecurityHeaders());
   app.route(ASSETS_PATH, assetRoutes());
@@ -148,22 +149,27 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
   });
 
   app.get("/consent", async (c) => {
-    const search = new URL(c.req.url).searchParams;
-    const q = signedOAuthQuery(search);
-    const clientId = search.get("client_id");
-    if (!q || !clientId) return html(c, <ErrorPage error="invalid_request" description="This consent link is incomplete." />, 400);
+    // Nothing is rendered for a request oauth-provider did not sign (our secret, unexpired): the
+    // client and scopes shown come from the signed authorization request only, or anyone could
+    // dress a registered client up with any scope on our origin.
+    const q = signedOAuthQuery(new URL(c.req.url).searchParams);
+    const signed = q && (await verifySignedOAuthQuery(q, (await auth.$context).secret)) ? new URLSearchParams(q) : null;
+    const clientId = signed?.get("client_id");
+    if (!q || !signed || !clientId) return html(c, <ErrorPage error="invalid_consent" description={errorWords("invalid_consent").message} />, 400);
     const client = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
     if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
-    const scopes = (search.get("scope") ?? "").split(" ").filter(Boolean);
+    const scopes = (signed.get("scope") ?? "").split(" ").filter(Boolean);
     // A person with several BAP identities picks the one this app will see (the `bap_id` claim).
     let identities: IdentityChoice[] = [];
     if (scopes.includes("profile")) {
       const session = await auth.api.getSession({ headers: c.req.raw.headers });
       if (session) {
-        const rows = await db.selectFrom("bapIdentity").select(["bapId", "name", "isPrimary"]).where("userId", "=", session.user.id).orderBy("createdAt", "asc").execute();
+        // A suspended identity (plugins/identity/mailbox-proof.ts) is not offered: it speaks for no one.
+        // Offered in the order they were registered.
+        const rows = (await listIdentities(db, session.user.id, { inForceOnly: true })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
         const selected = (session.session as { selectedBapId?: string | null }).selectedBapId;
-        const chosen = rows.find((r) => r.bapId === selected) ?? rows.find((r) => asBool(r.isPrimary)) ?? rows[0];
-        if (rows.length > 1) identities = rows.map((r) => ({ bapId: r.bapId, name: r.name ?? null, selected: r === chosen }));
+        const chosen = rows.find((r) => r.bapId === selected) ?? rows.find((r) => r.isPrimary) ?? rows[0];
+        if (rows.length > 1) identities = rows.map((r) => ({ bapId: r.bapId, name: r.name, selected: r === chosen }));
       }
     }
     return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} />);
@@ -186,24 +192,23 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
 
   // Two-factor sign-in step, the account page (also at / for a signed-in person) and invitations.
   app.route("/", twoFactorSignInRoutes(kit));
-  app.route("/", accountRoutes(kit, { auth, database: { db, type: dbType }, basePath: BASE_PATH, socialProviders, logger }));
+  app.route("/", accountRoutes(kit, { auth, db, basePath: BASE_PATH, socialProviders, logger }));
   app.route("/invitations", invitationRoutes(kit, db));
   // RFC 8628 verification page, and the agent approval page (agent-auth's verification_uri).
   app.route("/", devicePageRoutes({ auth, db, authUrl }));
   app.route("/", agentApprovalRoutes({ auth, authUrl }));
 
-  app.get("/error", (c) => html(c, <ErrorPage error={c.req.query("error") ?? "invalid_request"} description={c.req.query("error_description")} />, 400));
+  // Anyone can link here with any query: fixed wording per known code, never the query's text.
+  app.get("/error", (c) => {
+    const { code, message } = errorWords(c.req.query("error") ?? "invalid_request");
+    return html(c, <ErrorPage error={code} description={message} />, 400);
+  });
 
   return app;
 }
 
 /** Client icons are registration data: show only https (or loopback http) images. */
 function safeIcon(icon: string | null | undefined): string | null {
-  if (!icon) return null;
-  try {
-    const u = new URL(icon);
-    return u.protocol === "https:" || (u.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname)) ? icon : null;
-  } catch {
-    return null;
-  }
+  // The registration rule for links (lib/user-facing.ts), loopback http included for clients made while developing.
+  return icon && isPublicHttpsUrl(icon, { loopbackHttp: true }) ? icon : null;
 }

@@ -1,6 +1,7 @@
 import type { Auth } from "../../auth.config.js";
 import type { Logger } from "../../lib/logger.js";
 import { keySignInScript } from "./assets.js";
+import { TWO_FACTOR_PATH } from "./two-factor-sign-in.js";
 
 /** What the sign-in page needs to offer key sign-in (see client/key-sign-in.ts). */
 export interface KeySignInOptions {
@@ -10,6 +11,8 @@ export interface KeySignInOptions {
   signInPath: string;
   continuePath: string;
   authorizePath: string;
+  /** The second-factor page, for an account with two-factor on (routes/pages/two-factor-sign-in.tsx). */
+  twoFactorPath: string;
   /** GET route of the signed-in account's stored backup; offered only with a session. */
   backupPath: string;
   /** The person already has a session, so their cloud copy can be fetched. */
@@ -36,6 +39,7 @@ export function KeySignInSection(props: KeySignInOptions & { oauthQuery?: string
         data-sign-in-path={props.signInPath}
         data-continue-path={props.continuePath}
         data-authorize-path={props.authorizePath}
+        data-two-factor-path={props.twoFactorPath}
         data-backup-path={props.backupPath}
         data-oauth-query={props.oauthQuery ?? ""}
       >
@@ -96,6 +100,7 @@ export async function keySignInOptions(deps: KeySignInDeps, headers: Headers): P
     signInPath: `${deps.basePath}/sign-in/${deps.serviceName ?? "sigma"}`,
     continuePath: `${deps.basePath}/oauth2/continue`,
     authorizePath: `${deps.basePath}/oauth2/authorize`,
+    twoFactorPath: TWO_FACTOR_PATH,
     backupPath: "/api/backup",
     cloudBackup: Boolean(session),
   };

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import { BASE_PATH, CLIENT_IP_HEADER, type Auth } from "../../auth.config.js";
+import type { Auth } from "../../auth.config.js";
+import { BASE_PATH, CLIENT_IP_HEADER } from "../../lib/transport.js";
 
 /**
  * What every page route needs to replay a form against better-auth (same-origin check, form

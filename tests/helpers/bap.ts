@@ -1,4 +1,5 @@
 import { PrivateKey } from "@bsv/sdk";
+import type { TestServer } from "./server.js";
 import { getAuthToken } from "bitcoin-auth";
 import { bapIdFromPubkey } from "bsv-bap";
 
@@ -13,4 +14,26 @@ export type TestIdentity = ReturnType<typeof newIdentity>;
 /** A Bitcoin-Auth token by `key` for `path` over `body` (brc77 unless told). */
 export function signRequest(key: PrivateKey, path: string, body: string | undefined, opts: { timestamp?: string; scheme?: "brc77" | "bsm" } = {}) {
   return getAuthToken({ privateKeyWif: key.toWif(), requestPath: path, body, timestamp: opts.timestamp, scheme: opts.scheme });
+}
+
+const SIGN_IN = "/api/auth/sign-in/sigma";
+const SIGN_UP = "/api/auth/sign-up/sigma";
+
+/** POST /sign-up/sigma: a new key-only account, with both proofs by the member key. */
+export function enrolKey(server: TestServer, id: TestIdentity) {
+  const body = JSON.stringify({ bapId: id.bapId, intent: "sign-up" });
+  const token = () => signRequest(id.key, SIGN_UP, body);
+  return server.api(SIGN_UP, { body, headers: { "x-auth-token": token(), "x-sigma-enrollment-proof": token() } });
+}
+
+/** POST /sign-in/sigma as the identity's member key. */
+export function keySignIn(server: TestServer, id: TestIdentity) {
+  const body = JSON.stringify({ bapId: id.bapId });
+  return server.api(SIGN_IN, { body, headers: { "x-auth-token": signRequest(id.key, SIGN_IN, body) } });
+}
+
+/** POST /api/user/bap-ids: registers the identity to the signed-in account, signed by its member key. */
+export function registerIdentity(server: TestServer, cookie: string, id: TestIdentity, extra: Record<string, unknown> = {}) {
+  const body = JSON.stringify({ bapId: id.bapId, ...extra });
+  return server.api("/api/user/bap-ids", { cookie, body, headers: { "x-auth-token": signRequest(id.key, "/api/user/bap-ids", body) } });
 }

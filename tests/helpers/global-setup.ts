@@ -1,12 +1,10 @@
-import { authOptions } from "../../auth.config.js";
 import { createDb } from "../../lib/db.js";
 import { loadEnv } from "../../lib/env.js";
-import { createLogger } from "../../lib/logger.js";
-import { planMigrations } from "../../lib/migrate.js";
+import { applyMigrations, baselineLegacyDatabase } from "../../lib/migrate.js";
 
 /**
- * With TEST_DATABASE_URL=postgres://..., migrate that database once before the files run
- * in parallel (each SQLite test server has its own file and migrates itself).
+ * With TEST_DATABASE_URL=postgres://..., apply schema/postgres/ to that database once before
+ * the files run in parallel (each SQLite test server has its own file and migrates itself).
  */
 export default async function setup() {
   const url = process.env.TEST_DATABASE_URL;
@@ -14,8 +12,8 @@ export default async function setup() {
   const config = loadEnv({ DATABASE_URL: url, BETTER_AUTH_SECRET: "x".repeat(32), LOG_LEVEL: "silent" });
   const database = createDb(config.database);
   try {
-    const plan = await planMigrations(authOptions({ config, database, logger: createLogger("silent") }));
-    await plan.apply();
+    await baselineLegacyDatabase(database);
+    await applyMigrations(database);
   } finally {
     await database.close();
   }

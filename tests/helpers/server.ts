@@ -7,7 +7,8 @@ import { start, type StartOptions } from "../../server.js";
 
 export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 
-async function freePort(): Promise<number> {
+/** A TCP port free on loopback right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);
@@ -67,6 +68,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
 
   return {
     url,
+    /** The port this instance listens on (differs from AUTH_URL's when a caller set AUTH_URL). */
+    port: running.port,
     config,
     db: running.database.db,
     dbType: running.database.type,

@@ -17,6 +17,7 @@ export interface AccountView {
   passkeys: PasskeyRow[];
   passkeyControls: PasskeyControls;
   twoFactorEnabled: boolean;
+  keySignInAsksSecondFactor: boolean;
   identities: BapIdentityRow[];
   apps: AuthorizedApp[];
   organizations: Omit<OrganizationsView, "userId">;
@@ -62,7 +63,7 @@ export function AccountPage(props: AccountView) {
       <SessionsSection sessions={props.sessions} currentSessionId={props.currentSessionId} />
       <LinkedAccountsSection accounts={props.accounts} providers={props.providers} />
       <PasskeysSection passkeys={props.passkeys} {...props.passkeyControls} />
-      <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} />
+      <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
       <IdentitiesSection identities={props.identities} />
       <AppsSection apps={props.apps} />
       <OrganizationsSection {...props.organizations} userId={props.user.id} />

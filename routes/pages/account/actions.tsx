@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { SessionWithUser } from "../../../lib/session.js";
+import type { SessionWithUser } from "../../session.js";
 import { ErrorPage } from "../consent.js";
 import { upstreamError, type PageKit } from "../page-kit.js";
 import { signInThenBack } from "../return-to.js";

@@ -1,5 +1,4 @@
 import { Hono, type Context } from "hono";
-import type { Database } from "../../../lib/db.js";
 import { revokeAuthorizedApp } from "../../authorized-apps.js";
 import type { PageKit } from "../page-kit.js";
 import { signInThenBack } from "../return-to.js";
@@ -8,12 +7,8 @@ import { ACCOUNT_PATH, accountActions } from "./actions.js";
 import { agentAccountRoutes } from "./agents.js";
 import { loadAccountView, type AccountDeps } from "./load.js";
 import { organizationRoutes } from "./organization-routes.js";
-import { findSessionToken, setPrimaryBapIdentity } from "./queries.js";
+import { confirmBapIdentity, makePrimary, removeBapIdentity } from "../../../plugins/identity/store.js";
 import { twoFactorRoutes } from "./two-factor-routes.js";
-
-export interface AccountRouteDeps extends Omit<AccountDeps, "db"> {
-  database: Pick<Database, "db" | "type">;
-}
 
 /**
  * The account page (GET /account, and GET / for a signed-in person) and the forms on it.
@@ -21,16 +16,15 @@ export interface AccountRouteDeps extends Omit<AccountDeps, "db"> {
  * browser API). Each change goes through better-auth's own endpoint via `callAuth`, so its
  * session, freshness, origin and rate-limit rules hold exactly as for an API client.
  */
-export function accountRoutes(kit: PageKit, deps: AccountRouteDeps) {
+export function accountRoutes(kit: PageKit, deps: AccountDeps) {
   const app = new Hono();
-  const { db } = deps.database;
+  const { db } = deps;
   const act = accountActions(kit);
-  const loadDeps: AccountDeps = { ...deps, db };
 
   async function show(c: Context) {
     const session = await kit.auth.api.getSession({ headers: c.req.raw.headers });
     if (!session) return c.redirect(c.req.path === "/" ? "/sign-in" : signInThenBack(ACCOUNT_PATH), 303);
-    const view = await loadAccountView(loadDeps, session, new URL(c.req.url).searchParams);
+    const view = await loadAccountView(deps, session, new URL(c.req.url).searchParams);
     return kit.html(c, <AccountPage {...view} />);
   }
   app.get("/", show);
@@ -48,11 +42,14 @@ export function accountRoutes(kit: PageKit, deps: AccountRouteDeps) {
   app.post(`${ACCOUNT_PATH}/email`, async (c) => {
     const session = await act.guard(c);
     if (session instanceof Response) return session;
-    const newEmail = ((await kit.form(c)).email ?? "").trim();
+    const form = await kit.form(c);
+    const newEmail = (form.email ?? "").trim();
     if (!newEmail) return act.failed(null, "profile", "INVALID_INPUT");
-    const upstream = await kit.callAuth(c, "/change-email", { newEmail, callbackURL: `${kit.authUrl}${ACCOUNT_PATH}?notice=email-changed` });
+    // Re-authentication (plugins/account-email): the password, unless the session is only minutes old.
+    const reauth = form.password ? { currentPassword: form.password } : {};
+    const upstream = await kit.callAuth(c, "/change-email", { newEmail, ...reauth, callbackURL: `${kit.authUrl}${ACCOUNT_PATH}?notice=email-changed` });
     if (!upstream.ok) return act.failed(upstream, "profile");
-    // plugins/account-surface says which: changed now, or a confirmation mail went out.
+    // plugins/account-email says which: changed now, or a confirmation mail went out.
     const data = (await upstream.clone().json().catch(() => null)) as { message?: unknown } | null;
     return act.done(upstream, data?.message === "Email updated" ? "email-changed" : "email-verification-sent", "profile");
   });
@@ -68,11 +65,10 @@ export function accountRoutes(kit: PageKit, deps: AccountRouteDeps) {
     const session = await act.guard(c);
     if (session instanceof Response) return session;
     const id = (await kit.form(c)).session_id ?? "";
-    // The form names a session by id; its token (what better-auth revokes by) never reaches the page.
-    const token = id ? await findSessionToken(db, session.user.id, id) : null;
-    if (!token) return act.failed(null, "sessions", "NOT_FOUND");
+    // The form names a session by id, and so does /revoke-session (plugins/account-email): no token reaches the page.
+    if (!id) return act.failed(null, "sessions", "NOT_FOUND");
     if (id === session.session.id) return kit.redirectWith(await kit.callAuth(c, "/sign-out", {}), "/sign-in");
-    return act.replay(c, "/revoke-session", { token }, "session-revoked", "sessions");
+    return act.replay(c, "/revoke-session", { id }, "session-revoked", "sessions");
   });
 
   app.post(`${ACCOUNT_PATH}/sessions/revoke-others`, async (c) => {
@@ -132,8 +128,25 @@ export function accountRoutes(kit: PageKit, deps: AccountRouteDeps) {
     const session = await act.guard(c);
     if (session instanceof Response) return session;
     const bapId = (await kit.form(c)).bap_id ?? "";
-    const ok = bapId ? await setPrimaryBapIdentity(deps.database, session.user.id, bapId) : false;
+    const ok = bapId ? await makePrimary(db, session.user.id, bapId) : false;
     return ok ? act.done(null, "primary-identity-set", "identities") : act.failed(null, "identities", "NOT_FOUND");
+  });
+
+  app.post(`${ACCOUNT_PATH}/identities/confirm`, async (c) => {
+    const session = await act.guard(c);
+    if (session instanceof Response) return session;
+    const bapId = (await kit.form(c)).bap_id ?? "";
+    const ok = bapId ? await confirmBapIdentity(db, session.user.id, bapId) : false;
+    return ok ? act.done(null, "identity-confirmed", "identities") : act.failed(null, "identities", "NOT_FOUND");
+  });
+
+  app.post(`${ACCOUNT_PATH}/identities/remove`, async (c) => {
+    const session = await act.guard(c);
+    if (session instanceof Response) return session;
+    const bapId = (await kit.form(c)).bap_id ?? "";
+    const result = bapId ? await removeBapIdentity(db, kit.auth.$context, session.user.id, bapId) : "not-found";
+    if (result === "removed") return act.done(null, "identity-removed", "identities");
+    return act.failed(null, "identities", result === "last-sign-in-method" ? "LAST_SIGN_IN_METHOD" : "NOT_FOUND");
   });
 
   app.post(`${ACCOUNT_PATH}/apps/revoke`, async (c) => {

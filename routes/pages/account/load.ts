@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Auth } from "../../../auth.config.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { SignInProvider } from "../../../lib/social-providers.js";
-import type { SessionWithUser } from "../../../lib/session.js";
+import type { SessionWithUser } from "../../session.js";
 import { listAuthorizedApps } from "../../authorized-apps.js";
 import { passkeyScript } from "../assets.js";
 import type { AccountView } from "./account-page.js";
@@ -20,6 +20,7 @@ import {
   listPendingInvitations,
 } from "./queries.js";
 import { canManage } from "./organizations-section.js";
+import { SIGMA_TWO_FACTOR_ID } from "../../../plugins/sigma/two-factor.js";
 
 export interface AccountDeps {
   auth: Auth;
@@ -61,6 +62,8 @@ export async function loadAccountView(deps: AccountDeps, session: SessionWithUse
     passkeys,
     passkeyControls: { basePath: deps.basePath, scriptSrc: script?.path ?? null },
     twoFactorEnabled: twoFactor,
+    // plugins/sigma/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
+    keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === SIGMA_TWO_FACTOR_ID),
     identities,
     apps,
     organizations: { memberships, members, invitations, received },

@@ -9,7 +9,7 @@ import { SOCIAL_ERROR_CODES } from "../../../plugins/social/error-codes.js";
 export const NOTICES = {
   "name-changed": "Your name was changed.",
   "email-changed": "Your e-mail address was changed.",
-  "email-verification-sent": "We sent a confirmation link to your current address. The change takes effect once you follow it.",
+  "email-verification-sent": "We sent a link to the new address. The change takes effect once you follow it; your current address was told about the change.",
   "session-revoked": "That session was signed out.",
   "other-sessions-revoked": "Every other session was signed out.",
   "account-linked": "The account was linked.",
@@ -20,6 +20,8 @@ export const NOTICES = {
   "two-factor-enabled": "Two-factor sign-in is on.",
   "two-factor-disabled": "Two-factor sign-in is off.",
   "primary-identity-set": "Your primary identity was changed.",
+  "identity-confirmed": "The identity was confirmed. It can sign in again.",
+  "identity-removed": "The identity was removed from your account.",
   "app-revoked": "The application's access was revoked.",
   "organization-created": "The organization was created.",
   "invitation-sent": "The invitation was sent.",
@@ -41,11 +43,13 @@ export type NoticeKey = keyof typeof NOTICES;
 /** Our own words for the codes a person meets most; anything else falls back to better-auth's message. */
 const OUR_WORDS: Record<string, string> = {
   INVALID_PASSWORD: "That password is not right.",
+  REAUTHENTICATION_REQUIRED: "Type your password to change your e-mail address (without a password: sign out, sign in again, then change it).",
   SESSION_NOT_FRESH: "For your security, sign out and sign in again before making this change.",
   LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD,
   INVALID_CODE: "That code is not right. Check your authenticator app and try again.",
   RATE_LIMITED: "Too many attempts. Wait a minute and try again.",
   NOT_FOUND: "That item no longer exists.",
+  SESSION_NOT_FOUND: "That session has already ended.",
   INVALID_INPUT: "Some of what you typed was not accepted. Check it and try again.",
   FAILED: "That did not work. Try again.",
   LINK_FAILED: "Linking that account did not finish. Try again.",

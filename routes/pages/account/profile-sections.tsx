@@ -15,6 +15,9 @@ export function ProfileSection(props: { name: string; email: string; emailVerifi
       <form method="post" action="/account/email">
         <label for="profile-email">New e-mail address</label>
         <input id="profile-email" name="email" type="email" autocomplete="email" required />
+        <label for="profile-email-password">Your password</label>
+        <input id="profile-email-password" name="password" type="password" autocomplete="current-password" />
+        <p class="muted">Not needed if you signed in a few minutes ago. The new address gets a link; the change happens when you follow it.</p>
         <button type="submit">Change e-mail</button>
       </form>
     </Section>

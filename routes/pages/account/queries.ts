@@ -1,5 +1,7 @@
 import type { Kysely } from "kysely";
-import { asBool, asDate, dbBool, type Database } from "../../../lib/db.js";
+import { asBool, asDate } from "../../../lib/db.js";
+import { isSuspended } from "../../../plugins/identity/registrations.js";
+import { listIdentities } from "../../../plugins/identity/store.js";
 
 /**
  * What the account page reads, as named queries on the one Kysely instance. Reads go to the
@@ -27,12 +29,6 @@ export async function listActiveSessions(db: Kysely<any>, userId: string): Promi
   return rows
     .map((r) => ({ id: r.id, createdAt: asDate(r.createdAt), updatedAt: asDate(r.updatedAt), expiresAt: asDate(r.expiresAt), ipAddress: r.ipAddress ?? null, userAgent: r.userAgent ?? null }))
     .filter((s) => s.expiresAt.getTime() > now);
-}
-
-/** The token better-auth's /revoke-session wants, for one of the user's own sessions. */
-export async function findSessionToken(db: Kysely<any>, userId: string, sessionId: string): Promise<string | null> {
-  const row = await db.selectFrom("session").select(["token"]).where("id", "=", sessionId).where("userId", "=", userId).executeTakeFirst();
-  return row?.token ?? null;
 }
 
 export interface LinkedAccount {
@@ -67,36 +63,12 @@ export interface BapIdentityRow {
   isPrimary: boolean;
   currentAddress: string | null;
   rootAddress: string;
+  /** Suspended by a mailbox proof (plugins/identity/mailbox-proof.ts) until the owner confirms it. */
+  suspended: boolean;
 }
 
 export async function listBapIdentities(db: Kysely<any>, userId: string): Promise<BapIdentityRow[]> {
-  const rows = await db
-    .selectFrom("bapIdentity")
-    .select(["bapId", "name", "isPrimary", "currentAddress", "rootAddress"])
-    .where("userId", "=", userId)
-    .orderBy("isPrimary", "desc")
-    .orderBy("createdAt", "asc")
-    .execute();
-  return rows.map((r) => ({ bapId: r.bapId, name: r.name ?? null, isPrimary: asBool(r.isPrimary), currentAddress: r.currentAddress ?? null, rootAddress: r.rootAddress }));
-}
-
-/**
- * Makes one of the user's registered identities the primary one (the `bap_id` an app sees by
- * default). Its member key was proven when it was registered (POST /api/user/bap-ids), so no
- * new signature is needed to choose among identities the account already holds. False when the
- * user has no such identity.
- */
-export async function setPrimaryBapIdentity(database: Pick<Database, "db" | "type">, userId: string, bapId: string): Promise<boolean> {
-  const { db, type } = database;
-  return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom("bapIdentity").select(["id", "memberPubkey"]).where("userId", "=", userId).where("bapId", "=", bapId).executeTakeFirst();
-    if (!row) return false;
-    await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, false) }).where("userId", "=", userId).execute();
-    await trx.updateTable("bapIdentity").set({ isPrimary: dbBool(type, true) }).where("id", "=", row.id).execute();
-    // As registration does for a primary identity: the account's pubkey is its member key.
-    if (row.memberPubkey) await trx.updateTable("user").set({ pubkey: row.memberPubkey }).where("id", "=", userId).execute();
-    return true;
-  });
+  return (await listIdentities(db, userId)).map((r) => ({ bapId: r.bapId, name: r.name, isPrimary: r.isPrimary, currentAddress: r.currentAddress, rootAddress: r.rootAddress, suspended: isSuspended(r) }));
 }
 
 /** Whether the user turned two-factor on (a verified authenticator); backup codes are stored encrypted and not counted. */

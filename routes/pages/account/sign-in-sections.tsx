@@ -135,7 +135,8 @@ export function PasskeysSection(props: { passkeys: PasskeyRow[] } & PasskeyContr
   );
 }
 
-export function TwoFactorSection(props: { enabled: boolean; hasPassword: boolean }) {
+/** `keySignInAsks`: key sign-in also stops at the code step (off with KEY_SIGN_IN_SKIPS_TWO_FACTOR). */
+export function TwoFactorSection(props: { enabled: boolean; hasPassword: boolean; keySignInAsks: boolean }) {
   return (
     <Section id="two-factor" title="Two-factor sign-in">
       {!props.hasPassword ? (
@@ -143,7 +144,7 @@ export function TwoFactorSection(props: { enabled: boolean; hasPassword: boolean
       ) : props.enabled ? (
         <>
           <p>
-            <strong>On.</strong> Signing in with your password also asks for a code from your authenticator app or a backup code.
+            <strong>On.</strong> Signing in with your password{props.keySignInAsks ? " or an identity key" : ""} also asks for a code from your authenticator app or a backup code.
           </p>
           <h3>New backup codes</h3>
           <form method="post" action="/account/two-factor/backup-codes">
@@ -166,7 +167,7 @@ export function TwoFactorSection(props: { enabled: boolean; hasPassword: boolean
       ) : (
         <>
           <p>
-            <strong>Off.</strong> Add a code from an authenticator app to password sign-in.
+            <strong>Off.</strong> Add a code from an authenticator app to password sign-in{props.keySignInAsks ? " and identity-key sign-in" : ""}.
           </p>
           <form method="post" action="/account/two-factor/enable">
             <label for="tf-enable-password">Password</label>

@@ -105,9 +105,11 @@ async function signIn(ui: Elements) {
     show(ui, null, "Signing in…");
     const signInPath = data.signInPath ?? "/api/auth/sign-in/sigma";
     // Spec, Authentication rule 2: the compact body with the single key bapId, a token for the
-    // sign-in path over exactly these bytes, and the same bytes posted.
+    // sign-in path over exactly these bytes, and the same bytes posted. The token names this
+    // server's absolute URL (the host-bound form), so it cannot be relayed to, or from, another
+    // service that has the same route (lib/bitcoin-auth.ts).
     const body = JSON.stringify({ bapId: identity.bapId });
-    const token = getAuthToken({ privateKeyWif: identity.key.toWif(), requestPath: signInPath, body });
+    const token = getAuthToken({ privateKeyWif: identity.key.toWif(), requestPath: new URL(signInPath, location.origin).href, body });
     ui.password.value = "";
     const res = await fetch(signInPath, {
       method: "POST",
@@ -117,9 +119,17 @@ async function signIn(ui: Elements) {
       body,
     });
     if (!res.ok) throw new ShownError(await refusal(res));
+    const oauthQuery = data.oauthQuery;
+    // Two-factor is on for this account: no session yet, a short-lived two-factor cookie instead.
+    // The code step (a server page) takes the pending authorization along and resumes it.
+    const answer = (await res.json().catch(() => null)) as { twoFactorRedirect?: unknown } | null;
+    if (answer?.twoFactorRedirect === true) {
+      const step = data.twoFactorPath ?? "/sign-in/two-factor";
+      location.assign(oauthQuery ? `${step}?${oauthQuery}` : step);
+      return;
+    }
 
     show(ui, null, "Signed in. Returning to the application…");
-    const oauthQuery = data.oauthQuery;
     let next = "/";
     if (oauthQuery) {
       try {
@@ -182,6 +192,7 @@ function chosen(ui: Elements, identities: IdentityKey[], preferred: string | nul
 /** The server's refusal in words (better-auth's `{code, message}` bodies). */
 async function refusal(res: Response): Promise<string> {
   const data = (await res.json().catch(() => null)) as { code?: unknown } | null;
+  if (res.status === 403 && data?.code === "IDENTITY_SUSPENDED") return "This identity is suspended on its account. Its owner must confirm it on the account page first.";
   if (res.status === 403 && data?.code === "RESTORE_PROFILE_NOT_FOUND") return "No registered identity matches this backup. Create an account with this identity first, or use another backup.";
   if (res.status === 401) return "The server did not accept the signature. Check that this device's clock is right, then try again.";
   if (res.status === 429) return "Too many attempts. Wait a minute and try again.";
