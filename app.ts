@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import type { Auth } from "./auth.config.js";
@@ -20,6 +20,7 @@ import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
+import type { AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TOO_DEEP_REFUSED } from "./lib/validate.js";
 
@@ -44,13 +45,17 @@ const OAUTH_PROTOCOL_PATHS = new Set(
 );
 
 export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps) {
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
 
-  app.use(async (c, next) => {
-    c.set("requestId" as never, (c.req.header("x-request-id")?.slice(0, 64) || randomUUID()) as never);
+  // A caller's X-Request-Id is kept when it is short and plain (letters, digits, -, _, =), else a
+  // new one; it names the request in the log and in a 500's detail.
+  // Hono's middleware puts it only on answers built through the context (c.json, c.html); set
+  // after the handler, it is on every answer, problems and better-auth's included.
+  app.use(requestId({ limitLength: 64, headerName: "X-Request-Id" }), async (c, next) => {
     await next();
+    c.res.headers.set("x-request-id", c.var.requestId);
   });
   // Defence in depth for CWE-601 (lib/redirect-target.ts): whatever route or dependency built it,
   // no response of ours sends the browser to a network-path reference (`//host`, `/\host`).
@@ -58,7 +63,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     await next();
     const location = c.res.headers.get("location");
     if (!location || !isNetworkPathReference(location)) return;
-    logger.warn("protocol-relative Location refused", { path: c.req.path, requestId: c.get("requestId" as never) });
+    logger.warn("protocol-relative Location refused", { path: c.req.path, requestId: c.var.requestId });
     const headers = new Headers(c.res.headers);
     headers.set("location", "/error?error=invalid_request");
     headers.delete("content-length");

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { RequestIdVariables } from "hono/request-id";
 import { OAuthError, PROBLEM_TITLES, ProblemError, UniqueViolation } from "./errors.js";
 import type { Logger } from "./logger.js";
 
@@ -32,8 +33,8 @@ export function oauthErrorResponse(err: OAuthError): Response {
  * The only error renderer. Known errors render as themselves; anything else becomes a
  * generic 500 with no internals, and the cause goes to the log under a request id.
  */
-export function renderError(logger: Logger) {
-  return (err: Error, c: Context): Response => {
+export function renderError<E extends { Variables: RequestIdVariables }>(logger: Logger) {
+  return (err: Error, c: Context<E>): Response => {
     if (err instanceof ProblemError) return problemResponse(err, c.req.path);
     if (err instanceof OAuthError) return oauthErrorResponse(err);
     if (err instanceof UniqueViolation) return problemResponse(new ProblemError(409, err.message, { code: "ALREADY_EXISTS" }), c.req.path);
@@ -42,7 +43,7 @@ export function renderError(logger: Logger) {
     if (typeof status === "number" && status >= 400 && status < 500) {
       return problemResponse(new ProblemError(status, PROBLEM_TITLES[status] ?? "The request was refused."), c.req.path);
     }
-    const requestId = c.get("requestId" as never) as string | undefined;
+    const requestId = (c.var as RequestIdVariables).requestId;
     logger.error("unhandled error", { err, requestId, path: c.req.path });
     return problemResponse(new ProblemError(500, `Something went wrong on our side (request ${requestId ?? "unknown"}).`), c.req.path);
   };

@@ -1,0 +1,65 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { RequestIdVariables } from "hono/request-id";
+import type { Auth } from "../auth.config.js";
+import { findSession, requireSession, type SessionWithUser } from "./session.js";
+
+/**
+ * The typed context every route file shares (Hono's `Env`): what middleware has established
+ * before a handler runs. Handlers read `c.var.session` instead of looking the session up
+ * themselves, so the guard and the handler cannot disagree about who is calling.
+ */
+export interface AppEnv {
+  Variables: RequestIdVariables & {
+    /** Set by `sessionRequired` (always) and `sessionOptional` (when there is one). */
+    session: SessionWithUser;
+  };
+}
+
+/** better-auth's own session lookup (cookie or bearer session token); 401 problem without one. */
+export function sessionRequired(auth: Auth): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("session", await requireSession(auth, c.req.raw.headers));
+    await next();
+  });
+}
+
+/** The session when there is one; handlers that answer anonymous callers too read `c.get("session")`. */
+export function sessionOptional(auth: Auth): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const session = await findSession(auth, c.req.raw.headers);
+    if (session) c.set("session", session);
+    await next();
+  });
+}
+
+export const NO_STORE_HEADERS = { "cache-control": "no-store", pragma: "no-cache" } as const;
+
+/**
+ * Answers that carry personal data or credentials are never cached (RFC 9111 §5.2.2.5;
+ * RFC 6749 §5.1 for token responses). Set after the handler so every answer gets it,
+ * errors included.
+ */
+export const noStore: MiddlewareHandler = async (c, next) => {
+  await next();
+  for (const [name, value] of Object.entries(NO_STORE_HEADERS)) c.res.headers.set(name, value);
+};
+
+/**
+ * Browsers send Origin on every cross-origin POST; our pages set `referrer: no-referrer`,
+ * under which the Fetch standard sends `Origin: null` even for same-origin posts, and then
+ * the browser-set Sec-Fetch-Site decides (as in better-auth's own origin check).
+ */
+export function isSameOrigin(c: Context, authUrl: string): boolean {
+  const origin = c.req.header("origin");
+  if (origin && origin !== "null") return origin === authUrl;
+  return c.req.header("sec-fetch-site") === "same-origin";
+}
+
+/** State-changing requests from our own pages only; `refuse` renders the answer for the rest. */
+export function sameOriginOnly<E extends AppEnv>(authUrl: string, refuse: (c: Context<E>) => Response | Promise<Response>): MiddlewareHandler<E> {
+  return async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD" || isSameOrigin(c, authUrl)) return next();
+    return refuse(c);
+  };
+}
