@@ -3,15 +3,13 @@ import { oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
-import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
 import { BASE_PATH, CLIENT_IP_HEADER } from "./lib/transport.js";
-import { jwksCache } from "./lib/jwks-cache.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { windowLimiter } from "./lib/rate-limit.js";
-import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
@@ -40,8 +38,9 @@ export interface AuthDeps {
   config: Config;
   database: Database;
   logger: Logger;
-  mailer?: Mailer;
   redis?: Redis;
+  /** Built once by the composition root and shared with the app's routes (collaborators.ts). */
+  shared: Collaborators;
 }
 
 /** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
@@ -52,15 +51,15 @@ export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", 
 const HOUR = 60 * 60;
 const DAY = 24 * HOUR;
 
-function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
-  const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled });
-  const bitcoinAuth = bitcoinAuthPolicy(redis ? redisReplayCache(redis) : memoryReplayCache(), config);
+function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
+  const send = shared.mailer;
+  const bitcoinAuth = shared.bitcoinAuth.auth;
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
   const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   // One count of user-code checks per IP for all the device routes together (plugins/device).
-  const deviceCodeLimiter = windowLimiter({ enabled: config.rateLimitEnabled, redis }, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
+  const deviceCodeLimiter = windowLimiter(shared.limits, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
 
   return {
     appName: "Identity",
@@ -174,7 +173,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         jwks: { keyPairConfig: { alg: "RS256", modulusLength: 2048 }, rotationInterval: 90 * DAY, gracePeriod: 30 * DAY },
         disableSettingJwtHeader: true,
         // Keys read from the database at most every 30 s, not per JWKS request or signature (lib/jwks-cache.ts).
-        adapter: jwksCache().adapter,
+        adapter: shared.jwks.adapter,
       }),
       // Before oauthProvider: its after-hook resumes a pending authorization for any response that
       // sets a session cookie. Running two-factor's first takes that cookie back while the second
@@ -284,7 +283,8 @@ let cli: Auth | undefined;
 export function cliAuth(): Auth {
   if (!cli) {
     const config = loadEnv();
-    cli = createAuth({ config, database: createDb(config.database), logger: createLogger(config.logLevel) });
+    const logger = createLogger(config.logLevel);
+    cli = createAuth({ config, database: createDb(config.database), logger, shared: createCollaborators({ config, logger }) });
   }
   return cli;
 }
