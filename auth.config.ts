@@ -13,19 +13,20 @@ import { windowLimiter } from "./lib/rate-limit.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
-import { accountSurface } from "./plugins/account-surface/index.js";
+import { accountResponses } from "./plugins/account-responses/index.js";
 import { claimsPolicy } from "./plugins/claims-policy/index.js";
 import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { profileFields } from "./plugins/profile-fields/index.js";
-import { bapClaims } from "./plugins/identity/claims.js";
-import { findSelectedIdentity } from "./plugins/identity/store.js";
-import { identity } from "./plugins/identity/index.js";
+import { bapClaims } from "./plugins/bap-identity/claims.js";
+import { findSelectedIdentity } from "./plugins/bap-identity/store.js";
+import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
-import { oauthConformance } from "./plugins/oauth-conformance/index.js";
+import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
+import { tokenRevocation } from "./plugins/token-revocation/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
-import { sigma } from "./plugins/sigma/index.js";
-import { sigmaTwoFactor } from "./plugins/sigma/two-factor.js";
+import { keySignIn } from "./plugins/key-sign-in/index.js";
+import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
 import { backup, BACKUP_SCOPES } from "./plugins/backup/index.js";
 import { callbackUrls } from "./plugins/callback-urls/index.js";
@@ -160,8 +161,8 @@ function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
       callbackUrls(),
       // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).
       userInput(),
-      identity(database.db),
-      accountSurface(),
+      bapIdentity(database.db),
+      accountResponses(),
       // Name and picture rules on sign-up and update-user (length, controls, https pictures).
       profileFields({ development: config.env !== "production" }),
       accountEmail({ db: database.db, send, reauthWindow: config.emailChange.reauthWindow, confirmTtl: HOUR, undoTtl: 7 * DAY }),
@@ -181,7 +182,7 @@ function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
       // resumes when /two-factor/verify-* sets the real session (routes/pages/two-factor-sign-in.tsx).
       secondFactor,
       // Key sign-in stops at the same second-factor step, unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
-      ...(config.keySignInSkipsTwoFactor ? [] : [sigmaTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
+      ...(config.keySignInSkipsTwoFactor ? [] : [keySignInTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
       oauthProvider({
         loginPage: "/sign-in",
         consentPage: "/consent",
@@ -223,10 +224,11 @@ function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
       }),
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeLimiter: deviceCodeLimiter }),
-      oauthConformance(),
+      rpInitiatedLogout(),
+      tokenRevocation(),
       claimsPolicy(),
       memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
-      sigma({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
+      keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),
       social(database.db),
       // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
