@@ -1,11 +1,10 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
-import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import type { Auth } from "./auth.config.js";
+import type { Collaborators } from "./collaborators.js";
 import { BASE_PATH } from "./lib/transport.js";
-import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
@@ -30,7 +29,8 @@ export interface AppDeps {
   logger: Logger;
   authUrl: string;
   config: Config;
-  redis?: Redis;
+  /** Built once in server.ts and shared with better-auth's plugins (collaborators.ts). */
+  shared: Collaborators;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -44,7 +44,7 @@ const OAUTH_PROTOCOL_PATHS = new Set(
   ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
 );
 
-export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -79,7 +79,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
 
   app.route("/.well-known", wellKnownRoutes(auth, authUrl));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  app.get(`${BASE_PATH}/jwks`, jwksRoute(auth));
+  app.get(`${BASE_PATH}/jwks`, jwksRoute(auth, shared.jwks));
 
   const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
   app.use(`${BASE_PATH}/*`, (c, next) => {
@@ -90,9 +90,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   });
   app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
   app.route("/api/agents", agentRoutes({ auth, db, authUrl }));
-  const limits = { enabled: config.rateLimitEnabled, redis };
-  // One Bitcoin-Auth policy per route family, each with its own replay records.
-  const bitcoinAuth = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
+  const { limits, bitcoinAuth } = shared;
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
@@ -100,7 +98,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     backupRoutes({
       auth,
       db,
-      bitcoinAuth: bitcoinAuth("idp:backup-auth:"),
+      bitcoinAuth: bitcoinAuth.backup,
       syncLimiter: windowLimiter(limits, syncLimit, "idp:backup-sync:"),
       signedReadLimiter: windowLimiter(limits, syncLimit, "idp:backup-signed-read:"),
       maxBackupBytes: config.backupMaxBytes,
@@ -109,7 +107,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   const profiles = profileRoutes({
     auth,
     db,
-    bitcoinAuth: bitcoinAuth("idp:profile-auth:"),
+    bitcoinAuth: bitcoinAuth.profile,
     writeLimiter: windowLimiter(limits, PROFILE_WRITE_LIMIT, "idp:profile-write:"),
   });
   app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));

@@ -3,31 +3,30 @@ import { oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
-import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache } from "./lib/bitcoin-auth.js";
+import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
 import { BASE_PATH, CLIENT_IP_HEADER } from "./lib/transport.js";
-import { jwksCache } from "./lib/jwks-cache.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { windowLimiter } from "./lib/rate-limit.js";
-import { createMailer, type Mailer } from "./lib/mailer.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
-import { accountSurface } from "./plugins/account-surface/index.js";
+import { accountResponses } from "./plugins/account-responses/index.js";
 import { claimsPolicy } from "./plugins/claims-policy/index.js";
 import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { profileFields } from "./plugins/profile-fields/index.js";
-import { bapClaims } from "./plugins/identity/claims.js";
-import { findSelectedIdentity } from "./plugins/identity/store.js";
-import { identity } from "./plugins/identity/index.js";
+import { bapClaims } from "./plugins/bap-identity/claims.js";
+import { findSelectedIdentity } from "./plugins/bap-identity/store.js";
+import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
-import { oauthConformance } from "./plugins/oauth-conformance/index.js";
+import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
+import { tokenRevocation } from "./plugins/token-revocation/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
-import { sigma } from "./plugins/sigma/index.js";
-import { sigmaTwoFactor } from "./plugins/sigma/two-factor.js";
+import { keySignIn } from "./plugins/key-sign-in/index.js";
+import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
 import { backup, BACKUP_SCOPES } from "./plugins/backup/index.js";
 import { callbackUrls } from "./plugins/callback-urls/index.js";
@@ -40,8 +39,9 @@ export interface AuthDeps {
   config: Config;
   database: Database;
   logger: Logger;
-  mailer?: Mailer;
   redis?: Redis;
+  /** Built once by the composition root and shared with the app's routes (collaborators.ts). */
+  shared: Collaborators;
 }
 
 /** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
@@ -52,15 +52,15 @@ export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", 
 const HOUR = 60 * 60;
 const DAY = 24 * HOUR;
 
-function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
-  const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled });
-  const bitcoinAuth = bitcoinAuthPolicy(redis ? redisReplayCache(redis) : memoryReplayCache(), config);
+function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
+  const send = shared.mailer;
+  const bitcoinAuth = shared.bitcoinAuth.auth;
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
   const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   // One count of user-code checks per IP for all the device routes together (plugins/device).
-  const deviceCodeLimiter = windowLimiter({ enabled: config.rateLimitEnabled, redis }, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
+  const deviceCodeLimiter = windowLimiter(shared.limits, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
 
   return {
     appName: "Identity",
@@ -161,8 +161,8 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       callbackUrls(),
       // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).
       userInput(),
-      identity(database.db),
-      accountSurface(),
+      bapIdentity(database.db),
+      accountResponses(),
       // Name and picture rules on sign-up and update-user (length, controls, https pictures).
       profileFields({ development: config.env !== "production" }),
       accountEmail({ db: database.db, send, reauthWindow: config.emailChange.reauthWindow, confirmTtl: HOUR, undoTtl: 7 * DAY }),
@@ -174,7 +174,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
         jwks: { keyPairConfig: { alg: "RS256", modulusLength: 2048 }, rotationInterval: 90 * DAY, gracePeriod: 30 * DAY },
         disableSettingJwtHeader: true,
         // Keys read from the database at most every 30 s, not per JWKS request or signature (lib/jwks-cache.ts).
-        adapter: jwksCache().adapter,
+        adapter: shared.jwks.adapter,
       }),
       // Before oauthProvider: its after-hook resumes a pending authorization for any response that
       // sets a session cookie. Running two-factor's first takes that cookie back while the second
@@ -182,7 +182,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       // resumes when /two-factor/verify-* sets the real session (routes/pages/two-factor-sign-in.tsx).
       secondFactor,
       // Key sign-in stops at the same second-factor step, unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
-      ...(config.keySignInSkipsTwoFactor ? [] : [sigmaTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
+      ...(config.keySignInSkipsTwoFactor ? [] : [keySignInTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
       oauthProvider({
         loginPage: "/sign-in",
         consentPage: "/consent",
@@ -224,10 +224,11 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       }),
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeLimiter: deviceCodeLimiter }),
-      oauthConformance(),
+      rpInitiatedLogout(),
+      tokenRevocation(),
       claimsPolicy(),
       memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
-      sigma({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
+      keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),
       social(database.db),
       // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
@@ -284,7 +285,8 @@ let cli: Auth | undefined;
 export function cliAuth(): Auth {
   if (!cli) {
     const config = loadEnv();
-    cli = createAuth({ config, database: createDb(config.database), logger: createLogger(config.logLevel) });
+    const logger = createLogger(config.logLevel);
+    cli = createAuth({ config, database: createDb(config.database), logger, shared: createCollaborators({ config, logger }) });
   }
   return cli;
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
+import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
 import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
@@ -16,13 +17,18 @@ export interface StartOptions {
   mailer?: Mailer;
 }
 
-/** Composition root: loadEnv -> createDb -> createAuth -> createApp -> serve. */
+/**
+ * Composition root: loadEnv -> createDb -> shared collaborators -> createAuth -> createApp -> serve.
+ * The collaborators (signing-key cache, Bitcoin-Auth replay policies, mailer, where limiters
+ * count) are built here once; better-auth's plugins and our routes get the same objects.
+ */
 export async function start(config: Config, options: StartOptions = {}) {
   const logger = createLogger(config.logLevel);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const deps = { config, database, logger, redis, mailer: options.mailer };
+  const shared = createCollaborators({ config, logger, redis, mailer: options.mailer });
+  const deps: AuthDeps = { config, database, logger, redis, shared };
 
   try {
     await migrateAtStartUp(deps);
@@ -33,7 +39,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   }
 
   const auth = createAuth(deps);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of

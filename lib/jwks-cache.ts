@@ -27,8 +27,6 @@ export interface JwksCache {
 
 export const JWKS_CACHE_TTL_MS = 30_000;
 
-const CACHE = Symbol.for("idp.jwksCache");
-
 export function jwksCache(ttlMs = JWKS_CACHE_TTL_MS): JwksCache {
   let rows: Promise<any[]> | undefined;
   let until = 0;
@@ -61,12 +59,5 @@ export function jwksCache(ttlMs = JWKS_CACHE_TTL_MS): JwksCache {
       },
     },
   };
-  Object.defineProperty(cache.adapter, CACHE, { value: cache });
   return cache;
-}
-
-/** The cache behind an auth instance's jwt plugin, when it was configured with one. */
-export function jwksCacheOf(auth: { options: { plugins?: readonly unknown[] } }): JwksCache | undefined {
-  const jwt = auth.options.plugins?.find((p) => (p as { id?: string }).id === "jwt") as { options?: { adapter?: Record<symbol, unknown> } } | undefined;
-  return jwt?.options?.adapter?.[CACHE] as JwksCache | undefined;
 }

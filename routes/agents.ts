@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
 import { ProblemError, problems } from "../lib/errors.js";
 import { requireSession } from "./session.js";
-import * as manage from "../plugins/agents/manage.js";
+import * as manage from "../plugins/agents/store.js";
 
 /**
  * The owner's controls over their agents (session only; the account page builds on these):

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Auth } from "../auth.config.js";
-import { JWKS_CACHE_TTL_MS, jwksCacheOf } from "../lib/jwks-cache.js";
+import type { JwksCache } from "../lib/jwks-cache.js";
 
 /**
  * GET /api/auth/jwks, answered from memory: the document better-auth's jwt plugin builds
@@ -11,17 +11,15 @@ import { JWKS_CACHE_TTL_MS, jwksCacheOf } from "../lib/jwks-cache.js";
  * created or removed by another instance. Like discovery it is public and the same for
  * every caller, so it skips the per-request auth pipeline (and better-auth's rate limiter).
  */
-export function jwksRoute(auth: Auth) {
-  const cache = jwksCacheOf(auth);
-  const ttlMs = cache?.ttlMs ?? JWKS_CACHE_TTL_MS;
+export function jwksRoute(auth: Auth, cache: JwksCache) {
   let current: { body: Promise<string>; until: number; generation: number } | undefined;
 
   const document = () => {
-    const generation = cache?.generation() ?? 0;
+    const generation = cache.generation();
     if (!current || Date.now() >= current.until || current.generation !== generation) {
-      cache?.refresh();
+      cache.refresh();
       const body = auth.api.getJwks().then((jwks) => JSON.stringify(jwks));
-      const entry = { body, until: Date.now() + ttlMs, generation };
+      const entry = { body, until: Date.now() + cache.ttlMs, generation };
       current = entry;
       body.catch(() => {
         if (current === entry) current = undefined;

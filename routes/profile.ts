@@ -11,8 +11,8 @@ import { problems, ProblemError } from "../lib/errors.js";
 import { parseJsonOrNull } from "../lib/json.js";
 import { findSession, requireSession } from "./session.js";
 import { readJson, readQuery } from "../lib/validate.js";
-import { listRegistrations, registrationRecord } from "../plugins/identity/registrations.js";
-import * as identities from "../plugins/identity/store.js";
+import { listRegistrations, registrationRecord } from "../plugins/bap-identity/registrations.js";
+import * as identities from "../plugins/bap-identity/store.js";
 import { SOCIAL_ERROR_CODES } from "../plugins/social/error-codes.js";
 
 /**

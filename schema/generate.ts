@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { authOptions } from "../auth.config.js";
+import { createCollaborators } from "../collaborators.js";
 import { createDb, type Database } from "../lib/db.js";
 import { loadEnv } from "../lib/env.js";
 import { createLogger } from "../lib/logger.js";
@@ -16,7 +17,8 @@ import { listMigrationFiles, SCHEMA_DIR, type Dialect } from "../lib/schema-file
  */
 export function codeSchemaOptions(database: Database) {
   const config = loadEnv({ BETTER_AUTH_SECRET: "schema-".repeat(6), LOG_LEVEL: "silent", DATABASE_URL: ":memory:", NODE_ENV: "development" });
-  return authOptions({ config, database, logger: createLogger("silent") });
+  const logger = createLogger("silent");
+  return authOptions({ config, database, logger, shared: createCollaborators({ config, logger }) });
 }
 
 /** What the code's schema still needs on top of schema/<dialect>/* (applied to `scratch`). */

@@ -52,7 +52,7 @@ function identityOf(key: PrivateKey): Identity {
 }
 const freshIdentity = () => identityOf(PrivateKey.fromRandom());
 
-/** POST /sign-up/sigma with two proofs from the member key (as tests/sigma.test.ts does). */
+/** POST /sign-up/sigma with two proofs from the member key (as tests/key-sign-in-api.test.ts does). */
 async function enrol(id: Identity) {
   const body = JSON.stringify({ bapId: id.bapId, intent: "sign-up" });
   const sign = () => getAuthToken({ privateKeyWif: id.key.toWif(), requestPath: SIGN_UP, body });

@@ -60,7 +60,7 @@ export function changeEmailEndpoints(options: ChangeEmailOptions) {
       const { user, session } = ctx.context.session;
       const newEmail = ctx.body.newEmail.toLowerCase();
       if (newEmail === user.email.toLowerCase()) throw fail("BAD_REQUEST", "EMAIL_IS_THE_SAME");
-      // Key accounts' synthetic addresses (plugins/sigma) are nobody's to move onto.
+      // Key accounts' synthetic addresses (plugins/key-sign-in) are nobody's to move onto.
       if (isKeyAccountEmail(newEmail)) throw fail("BAD_REQUEST", "RESERVED_EMAIL_DOMAIN");
 
       if (ctx.body.currentPassword !== undefined) {

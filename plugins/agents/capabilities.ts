@@ -3,13 +3,13 @@ import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { ProblemError } from "../../lib/errors.js";
 import { backupStatus, pushBackup, PushBackupInput, type BackupCaller } from "../backup/service.js";
-import { listRegistrations } from "../identity/registrations.js";
+import { listRegistrations } from "../bap-identity/registrations.js";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
 /**
  * What agents may do here (Agent Auth Protocol §4): each capability has a JSON Schema for
  * its `arguments`, and runs through the same functions as the REST route that does the same
- * thing for a session or an OAuth token (plugins/backup/service.ts, plugins/identity/
+ * thing for a session or an OAuth token (plugins/backup/service.ts, plugins/bap-identity/
  * registrations.ts), so an agent can never do more, or other, than those routes allow.
  */
 

@@ -24,7 +24,7 @@ export type BackupScope = (typeof BACKUP_SCOPES)[keyof typeof BACKUP_SCOPES];
  */
 export function backup() {
   return {
-    id: "bap-backup",
+    id: "backup",
     schema: backupSchema,
   } satisfies BetterAuthPlugin;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
-import type { BapIdentity } from "../identity/store.js";
+import type { BapIdentity } from "../bap-identity/store.js";
 
 /**
  * Queries of the backup tables (plugins/backup/schema.ts). Each takes `db` first; lookups
@@ -112,8 +112,8 @@ export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<n
   });
 }
 
-/** Identities are the identity store's (plugins/identity/store.ts); backups read them through it. */
-export { findIdentity, findOwnedIdentity, findPrimaryIdentity } from "../identity/store.js";
+/** Identities are the identity store's (plugins/bap-identity/store.ts); backups read them through it. */
+export { findIdentity, findOwnedIdentity, findPrimaryIdentity } from "../bap-identity/store.js";
 
 /** An account whose key is `pubkey` (set by key sign-up), for identities with no registration record yet. */
 export async function findUserIdByPubkey(db: Kysely<any>, pubkey: string): Promise<string | null> {

@@ -1,7 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { isJsonObject } from "../../lib/json.js";
-import { releasableClaims } from "../identity/claims.js";
+import { releasableClaims } from "../bap-identity/claims.js";
 import { verifyAccessToken } from "../oauth-bearer/index.js";
 
 // RFC 6750 §2.1 (Bearer) and RFC 9449 §7.1 (DPoP): the scheme, then the token.
@@ -24,7 +24,7 @@ function userInfoToken(ctx: { headers?: Headers; body?: unknown }): string | nul
  * - at userinfo, the release point, standard claims the token's scopes do not cover are
  *   removed, so a grant recorded with a claims request before this rule, or reaching
  *   oauth-provider another way, still releases nothing beyond its scopes; nor a `picture`
- *   that is not an https URL (plugins/identity/claims.ts).
+ *   that is not an https URL (plugins/bap-identity/claims.ts).
  * ID tokens carry no standard profile claims (oauth-provider guards them; ours add BAP claims
  * under `profile` only).
  */

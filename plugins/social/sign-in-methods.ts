@@ -1,6 +1,6 @@
 import type { AuthContext } from "better-auth";
 import type { Kysely } from "kysely";
-import { countIdentitiesInForce } from "../identity/store.js";
+import { countIdentitiesInForce } from "../bap-identity/store.js";
 
 interface AccountRow {
   id: string;
@@ -24,7 +24,7 @@ export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db:
  * The ways a person can still sign in once the account `excludeAccountId` is gone: a password
  * (a `credential` account that has one), an account at a provider that is still configured,
  * a passkey, or a BAP identity in force (key sign-in). An account at a provider since switched
- * off is not a way in, nor is a suspended identity (plugins/identity/mailbox-proof.ts), so
+ * off is not a way in, nor is a suspended identity (plugins/bap-identity/mailbox-proof.ts), so
  * neither counts.
  */
 export async function remainingSignInMethods(

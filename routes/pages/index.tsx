@@ -21,7 +21,7 @@ import { devicePageRoutes } from "./device.js";
 import { ForgotPasswordPage, ResetPasswordPage, SignInPage, SignUpPage } from "./sign-in.js";
 import { socialErrorMessage } from "./social-sign-in.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
-import { listIdentities } from "../../plugins/identity/store.js";
+import { listIdentities } from "../../plugins/bap-identity/store.js";
 
 interface PageDeps {
   auth: Auth;
@@ -164,7 +164,7 @@ export function pageRoutes({ auth, db, authUrl, sigmaServiceName, logger, social
     if (scopes.includes("profile")) {
       const session = await auth.api.getSession({ headers: c.req.raw.headers });
       if (session) {
-        // A suspended identity (plugins/identity/mailbox-proof.ts) is not offered: it speaks for no one.
+        // A suspended identity (plugins/bap-identity/mailbox-proof.ts) is not offered: it speaks for no one.
         // Offered in the order they were registered.
         const rows = (await listIdentities(db, session.user.id, { inForceOnly: true })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
         const selected = (session.session as { selectedBapId?: string | null }).selectedBapId;

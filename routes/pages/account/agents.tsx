@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import type { Auth } from "../../../auth.config.js";
-import * as manage from "../../../plugins/agents/manage.js";
+import * as manage from "../../../plugins/agents/store.js";
 import type { PageKit } from "../page-kit.js";
 import { accountActions } from "./actions.js";
 import { Section, When } from "./format.js";
@@ -11,7 +11,7 @@ import type { NoticeKey } from "./messages.js";
  * The account page's "Agents" section: the person's agent hosts, the agents on them (or bound
  * to the person) and each agent's capability grants, with plain forms to pause, resume and
  * revoke hosts and agents and to revoke a grant. Reading and every change go through
- * plugins/agents/manage.ts, the same functions as GET /api/agents and POST /api/agents/...
+ * plugins/agents/store.ts, the same functions as GET /api/agents and POST /api/agents/...
  * (routes/agents.ts), so ownership, the pause/resume state machine and revoke cascades are
  * one code path for the page and the API.
  */

@@ -7,7 +7,7 @@ import { ACCOUNT_PATH, accountActions } from "./actions.js";
 import { agentAccountRoutes } from "./agents.js";
 import { loadAccountView, type AccountDeps } from "./load.js";
 import { organizationRoutes } from "./organization-routes.js";
-import { confirmBapIdentity, makePrimary, removeBapIdentity } from "../../../plugins/identity/store.js";
+import { confirmBapIdentity, makePrimary, removeBapIdentity } from "../../../plugins/bap-identity/store.js";
 import { twoFactorRoutes } from "./two-factor-routes.js";
 
 /**

@@ -20,7 +20,7 @@ import {
   listPendingInvitations,
 } from "./queries.js";
 import { canManage } from "./organizations-section.js";
-import { SIGMA_TWO_FACTOR_ID } from "../../../plugins/sigma/two-factor.js";
+import { KEY_SIGN_IN_TWO_FACTOR_ID } from "../../../plugins/key-sign-in/two-factor.js";
 
 export interface AccountDeps {
   auth: Auth;
@@ -62,8 +62,8 @@ export async function loadAccountView(deps: AccountDeps, session: SessionWithUse
     passkeys,
     passkeyControls: { basePath: deps.basePath, scriptSrc: script?.path ?? null },
     twoFactorEnabled: twoFactor,
-    // plugins/sigma/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
-    keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === SIGMA_TWO_FACTOR_ID),
+    // plugins/key-sign-in/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
+    keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === KEY_SIGN_IN_TWO_FACTOR_ID),
     identities,
     apps,
     organizations: { memberships, members, invitations, received },

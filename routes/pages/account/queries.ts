@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { asBool, asDate } from "../../../lib/db.js";
-import { isSuspended } from "../../../plugins/identity/registrations.js";
-import { listIdentities } from "../../../plugins/identity/store.js";
+import { isSuspended } from "../../../plugins/bap-identity/registrations.js";
+import { listIdentities } from "../../../plugins/bap-identity/store.js";
 
 /**
  * What the account page reads, as named queries on the one Kysely instance. Reads go to the
@@ -63,7 +63,7 @@ export interface BapIdentityRow {
   isPrimary: boolean;
   currentAddress: string | null;
   rootAddress: string;
-  /** Suspended by a mailbox proof (plugins/identity/mailbox-proof.ts) until the owner confirms it. */
+  /** Suspended by a mailbox proof (plugins/bap-identity/mailbox-proof.ts) until the owner confirms it. */
   suspended: boolean;
 }
 

@@ -12,9 +12,9 @@ import { isJsonObject } from "../../lib/json.js";
  * - GET /verify-email answers the verified `user` when it signed that user in;
  *   better-auth answers `user: null`.
  */
-export function accountSurface() {
+export function accountResponses() {
   return {
-    id: "account-surface",
+    id: "account-responses",
     hooks: {
       after: [
         {

@@ -10,14 +10,10 @@ import { createAuthMiddleware, isAPIError } from "better-auth/api";
  * post-logout redirect URI now turns the flag on. Nothing else is loosened: the
  * id_token_hint must verify for that client, and a redirect is followed only to an
  * exactly registered URI.
- *
- * RFC 7009 §2.2: the revocation endpoint answers 200 whether or not the token existed, so
- * every 200 carries the same empty body. oauth-provider returns whatever its revocation
- * helper returned (nothing, `null`, ...), which told a caller which path its token took.
  */
-export function oauthConformance() {
+export function rpInitiatedLogout() {
   return {
-    id: "oauth-conformance",
+    id: "rp-initiated-logout",
     hooks: {
       after: [
         {
@@ -32,15 +28,6 @@ export function oauthConformance() {
               where: [{ field: "clientId", value: returned.client_id }],
               update: { enableEndSession: true },
             });
-          }),
-        },
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/revoke",
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned;
-            if (isAPIError(returned) || returned instanceof Response) return;
-            // An after hook's `undefined` keeps the endpoint's answer; "" replaces it with an empty body.
-            return "";
           }),
         },
       ],

@@ -8,7 +8,7 @@ import { identitySchema } from "./schema.js";
  * identities, and suspends what was attached to an account before its owner proved the mailbox
  * (./mailbox-proof.ts).
  */
-export function identity(db: Kysely<any>) {
+export function bapIdentity(db: Kysely<any>) {
   return {
     id: "bap-identity",
     schema: identitySchema,

@@ -1,5 +1,5 @@
 /** Error codes of key sign-in, as `code` members of better-auth's `{message, code}` bodies. */
-export const SIGMA_ERROR_CODES = {
+export const KEY_SIGN_IN_ERROR_CODES = {
   INVALID_AUTH_TOKEN: "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request.",
   RESTORE_PROFILE_NOT_FOUND: "No registered BAP profile matches this key.",
   INVALID_BODY: 'The body must be the compact JSON object {"bapId":"..."} or {}.',

@@ -1,7 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import type { twoFactor } from "better-auth/plugins";
 
-export const SIGMA_TWO_FACTOR_ID = "sigma-two-factor";
+export const KEY_SIGN_IN_TWO_FACTOR_ID = "key-sign-in-two-factor";
 
 type TwoFactorPlugin = ReturnType<typeof twoFactor>;
 type AfterHook = NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["after"]>[number];
@@ -20,13 +20,13 @@ type AfterHook = NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["after"]>[nu
  * Passkey sign-in is left alone: a passkey is itself multi-factor (possession plus the
  * authenticator's user verification).
  */
-export function sigmaTwoFactor(options: { twoFactor: TwoFactorPlugin; signInPath: string }) {
+export function keySignInTwoFactor(options: { twoFactor: TwoFactorPlugin; signInPath: string }) {
   const passwordSignIn = { path: "/sign-in/email" };
   const hook = options.twoFactor.hooks.after.find((h) => h.matcher(passwordSignIn as never));
   // Fail closed at start-up: without the hook, key sign-in would skip the second factor unseen.
   if (!hook) throw new Error("better-auth's twoFactor plugin no longer has its sign-in hook; key sign-in cannot require the second factor");
   return {
-    id: SIGMA_TWO_FACTOR_ID,
+    id: KEY_SIGN_IN_TWO_FACTOR_ID,
     hooks: { after: [{ matcher: (ctx) => ctx.path === options.signInPath, handler: hook.handler } satisfies AfterHook] },
   } satisfies BetterAuthPlugin;
 }

@@ -4,15 +4,19 @@ import { setSessionCookie } from "better-auth/cookies";
 import type { Kysely } from "kysely";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
 import { addressOf, bapIdOfMemberKey, isBapId, isKeyAccountEmail, keyAccountEmail } from "../../lib/bap.js";
-import { isSuspended } from "../identity/registrations.js";
-import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../identity/store.js";
-import { SIGMA_ERROR_CODES } from "./error-codes.js";
+import { isSuspended } from "../bap-identity/registrations.js";
+import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../bap-identity/store.js";
+import { KEY_SIGN_IN_ERROR_CODES } from "./error-codes.js";
 
-export interface SigmaOptions {
-  /** The Kysely instance better-auth uses: identities are read and written through plugins/identity/store.ts. */
+export interface KeySignInOptions {
+  /** The Kysely instance better-auth uses: identities are read and written through plugins/bap-identity/store.ts. */
   db: Kysely<any>;
   bitcoinAuth: BitcoinAuthPolicy;
-  /** Route name: POST /sign-in/<serviceName>. @default "sigma" */
+  /**
+   * The route segment: POST /sign-in/<serviceName> and /sign-up/<serviceName> (setting
+   * SIGMA_SERVICE_NAME). The published client @sigma-auth/better-auth-plugin calls "sigma".
+   * @default "sigma"
+   */
   serviceName?: string;
   /** Where better-auth is mounted, as clients sign paths. @default "/api/auth" */
   basePath?: string;
@@ -20,8 +24,8 @@ export interface SigmaOptions {
   maxBodyBytes?: number;
 }
 
-const fail = (status: "UNAUTHORIZED" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT", code: keyof typeof SIGMA_ERROR_CODES) =>
-  new APIError(status, { message: SIGMA_ERROR_CODES[code], code });
+const fail = (status: "UNAUTHORIZED" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT", code: keyof typeof KEY_SIGN_IN_ERROR_CODES) =>
+  new APIError(status, { message: KEY_SIGN_IN_ERROR_CODES[code], code });
 
 /** Reads the raw body (the endpoint clones the request, so the original is still unread). */
 async function rawBody(request: Request | undefined, max: number): Promise<string> {
@@ -57,7 +61,7 @@ function parseSignInBody(raw: string): { bapId: string | null; signedBody: strin
  * a registered profile whose member key signed the request; POST /sign-up/<service> enrols
  * a new identity (user + registration record) and signs in.
  */
-export function sigma(options: SigmaOptions) {
+export function keySignIn(options: KeySignInOptions) {
   const service = options.serviceName ?? "sigma";
   const basePath = options.basePath ?? "/api/auth";
   const maxBody = options.maxBodyBytes ?? 4096;
@@ -82,7 +86,7 @@ export function sigma(options: SigmaOptions) {
   }
 
   return {
-    id: "sigma",
+    id: "key-sign-in",
     init() {
       return {
         options: {
@@ -96,7 +100,7 @@ export function sigma(options: SigmaOptions) {
       };
     },
     endpoints: {
-      signInSigma: createAuthEndpoint(
+      signInWithKey: createAuthEndpoint(
         signInPath,
         { method: "POST", cloneRequest: true, requireHeaders: true, metadata: { allowedMediaTypes: ["application/json", ""] } },
         async (ctx) => {
@@ -129,7 +133,7 @@ export function sigma(options: SigmaOptions) {
           return ctx.json({ token: session.token, user: { id: user.id, pubkey: (user as { pubkey?: string | null }).pubkey ?? signer, name: user.name } });
         },
       ),
-      signUpSigma: createAuthEndpoint(
+      signUpWithKey: createAuthEndpoint(
         signUpPath,
         { method: "POST", cloneRequest: true, requireHeaders: true },
         async (ctx) => {

@@ -34,7 +34,7 @@ export const identitySchema = {
       accountPubkey: { type: "string", required: false },
       /**
        * Set when the owner proved the mailbox of an account whose address was unverified while
-       * this identity was on it (plugins/identity/mailbox-proof.ts): refused at key sign-in and
+       * this identity was on it (plugins/bap-identity/mailbox-proof.ts): refused at key sign-in and
        * left out of tokens until the owner confirms it. Null: in force.
        */
       suspendedAt: { type: "date", required: false, input: false },

@@ -1,0 +1,45 @@
+import type { Redis } from "ioredis";
+import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache, type BitcoinAuthPolicy } from "./lib/bitcoin-auth.js";
+import type { Config } from "./lib/env.js";
+import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
+import type { Logger } from "./lib/logger.js";
+import { createMailer, type Mailer } from "./lib/mailer.js";
+
+/**
+ * The stateful pieces that better-auth's plugins (auth.config.ts) and our own routes (app.ts)
+ * share. A composition root builds them once and hands the same objects to both sides: the
+ * server (server.ts), and the auth instances the db scripts build (auth.config.ts cliAuth,
+ * schema/generate.ts). Nothing below the roots builds its own copy or fishes one out of another.
+ */
+export interface Collaborators {
+  /** The signing keys behind the jwt plugin and GET /api/auth/jwks (lib/jwks-cache.ts). */
+  jwks: JwksCache;
+  mailer: Mailer;
+  /**
+   * Bitcoin-Auth policies, one per family of routes, each with its own replay records: `auth`
+   * for the better-auth plugins (key sign-in and sign-up, member-key token requests, agent host
+   * JWTs), `backup` for /api/backup and `profile` for /api/user and /api/bap.
+   */
+  bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy };
+  /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
+  limits: { enabled: boolean; redis?: Redis };
+}
+
+export interface CollaboratorOptions {
+  config: Config;
+  logger: Logger;
+  redis?: Redis;
+  /** In place of the SMTP mailer from the settings (tests capture mail this way). */
+  mailer?: Mailer;
+}
+
+export function createCollaborators({ config, logger, redis, mailer }: CollaboratorOptions): Collaborators {
+  // Without Redis the replay records live in this process only; with it every instance shares them.
+  const policy = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
+  return {
+    jwks: jwksCache(),
+    mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
+    bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:") },
+    limits: { enabled: config.rateLimitEnabled, redis },
+  };
+}
