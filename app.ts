@@ -33,7 +33,7 @@ export interface AppDeps {
   config: Config;
   redis?: Redis;
   /** Paid tiers (server.ts builds them: the tier service, the Stripe client, the mint worker's wake-up). */
-  subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "onMintQueued">;
+  subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */

@@ -11,7 +11,7 @@ import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
-import { httpMinter, NO_BUYER_WALLETS, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
+import { httpMinter, NO_BUYER_WALLETS, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, NO_TIER_NFTS, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
@@ -50,10 +50,19 @@ export async function start(config: Config, options: StartOptions = {}) {
   const paid = options.subscriptions ?? {};
   const tiers = createTierService({ db: database.db, checker: paid.ownership ?? NO_TIER_NFTS, logger });
   const auth = createAuth({ ...deps, tiers });
-  // The mint queue runs in every instance; jobs are claimed one worker at a time (plugins/subscriptions/worker.ts).
-  const minter = paid.minter ?? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate }) });
-  const mintWorker = startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? NO_BUYER_WALLETS, logger, ...paid.worker });
-  const subscriptions = { tiers, stripe: createStripe(config.stripe), onMintQueued: () => mintWorker.wake() };
+  // The mint queue runs in every instance that can mint; jobs are claimed one worker at a time
+  // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
+  const minter =
+    paid.minter ??
+    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate }) }) : null);
+  const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? NO_BUYER_WALLETS, logger, ...paid.worker }) : null;
+  if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
+  const subscriptions = {
+    tiers,
+    stripe: createStripe(config.stripe),
+    mintWaitReason: minter ? null : NO_MINTING_SERVICE,
+    onMintQueued: () => mintWorker?.wake(),
+  };
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis, subscriptions });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
@@ -83,7 +92,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await mintWorker.stop();
+      await mintWorker?.stop();
       await database.close();
       redis?.disconnect();
     },

@@ -29,6 +29,8 @@ export interface SubscriptionDeps {
   /** null: STRIPE_SECRET_KEY is not set. */
   stripe: Stripe | null;
   settings: Config["stripe"];
+  /** Why queued mints wait on this instance (no minting service), or null. */
+  mintWaitReason: string | null;
   /** Wakes the mint worker after a mint was queued. */
   onMintQueued: () => void;
 }
@@ -81,7 +83,7 @@ async function subscriptionStatus(c: Ctx) {
  * shows it and retries), a handled or redelivered one 200.
  */
 async function receiveWebhook(c: Ctx) {
-  const { db, settings, logger, onMintQueued } = c.var.deps;
+  const { db, settings, logger, mintWaitReason, onMintQueued } = c.var.deps;
   if (!settings.webhookSecret) throw new ProblemError(503, "The payment webhook is not configured on this server.", { code: CODES.WEBHOOK_NOT_CONFIGURED });
   const signature = c.req.header("stripe-signature");
   if (!signature) throw invalidSignature("The Stripe-Signature header is missing.");
@@ -93,7 +95,7 @@ async function receiveWebhook(c: Ctx) {
     if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature("The Stripe-Signature does not match this body, or its timestamp is too old.");
     throw problems.badRequest("The webhook body is not a Stripe event.");
   }
-  const outcome = await handleStripeEvent(db, event, logger);
+  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason });
   if (outcome.mintQueued) onMintQueued();
   return c.json({ received: true, ...(outcome.duplicate ? { duplicate: true } : {}) });
 }

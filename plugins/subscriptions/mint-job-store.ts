@@ -39,11 +39,12 @@ function toJob(row: Record<string, any>): MintJob {
   };
 }
 
-export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; userId: string; tier: string }): Promise<void> {
+/** Queues a mint, due now; `waitReason` records why it cannot run yet (no minting service here). */
+export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {
   const now = new Date();
   await db
     .insertInto("mintJob")
-    .values({ id: randomUUID(), ...job, status: "pending", attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now })
+    .values({ id: randomUUID(), ...job, status: "pending", attempts: 0, nextAttemptAt: now, lastError: waitReason, createdAt: now, updatedAt: now })
     .execute();
 }
 

@@ -27,15 +27,17 @@ export interface BuyerWallet {
 /** Until the wallet-connection store is wired in, no buyer has a wallet: jobs wait. */
 export const NO_BUYER_WALLETS: BuyerWallet = { walletAddressOf: async () => null };
 
+/** Why a mint job waits on an instance with no minting service. */
+export const NO_MINTING_SERVICE = "No minting service is configured (MINT_SERVICE_URL); the job waits for one.";
+
 /**
  * The default minter: POST {MINT_SERVICE_URL} with the request as JSON, through the guarded
  * fetcher (deadline, size cap, no redirects). The job id goes in Idempotency-Key, so a retry
  * after a lost answer cannot mint twice. The service answers 2xx `{origin}` (or `{nftOrigin}`).
  */
-export function httpMinter(options: { url: string | undefined; token: string | undefined; fetch: SafeFetch }): Minter {
+export function httpMinter(options: { url: string; token: string | undefined; fetch: SafeFetch }): Minter {
   return {
     async mint(request) {
-      if (!options.url) throw new MintUnavailable("No minting service is configured (MINT_SERVICE_URL).");
       const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": request.jobId };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       const res = await options.fetch(options.url, { method: "POST", headers, body: JSON.stringify(request) });

@@ -17,12 +17,18 @@ export type WebhookOutcome = { duplicate: boolean; mintQueued: boolean };
 const isPaidTier = (value: unknown): value is PaidTierId => typeof value === "string" && (PAID_TIER_IDS as readonly string[]).includes(value);
 const idOf = (value: string | { id: string } | null | undefined) => (typeof value === "string" ? value : (value?.id ?? null));
 
-export async function handleStripeEvent(db: Kysely<any>, event: Stripe.Event, logger: Logger): Promise<WebhookOutcome> {
+export interface WebhookDeps {
+  logger: Logger;
+  /** Set when this instance has no minting service: queued mints record it as why they wait. */
+  mintWaitReason: string | null;
+}
+
+export async function handleStripeEvent(db: Kysely<any>, event: Stripe.Event, deps: WebhookDeps): Promise<WebhookOutcome> {
   if (await isEventProcessed(db, event.id)) return { duplicate: true, mintQueued: false };
   try {
     return await db.transaction().execute(async (trx) => {
       await recordEvent(trx, event.id, event.type);
-      return { duplicate: false, mintQueued: await apply(trx, event, logger) };
+      return { duplicate: false, mintQueued: await apply(trx, event, deps) };
     });
   } catch (err) {
     // The same event delivered twice at once: the other delivery recorded it first.
@@ -32,10 +38,11 @@ export async function handleStripeEvent(db: Kysely<any>, event: Stripe.Event, lo
 }
 
 /** Applies one event; true when a mint was queued. */
-async function apply(db: Kysely<any>, event: Stripe.Event, logger: Logger): Promise<boolean> {
+async function apply(db: Kysely<any>, event: Stripe.Event, deps: WebhookDeps): Promise<boolean> {
+  const { logger } = deps;
   switch (event.type) {
     case "checkout.session.completed":
-      return checkoutCompleted(db, event.data.object, logger);
+      return checkoutCompleted(db, event.data.object, deps);
     case "charge.refunded": {
       const charge = event.data.object;
       const detail = `charge ${charge.id} refunded ${charge.amount_refunded} of ${charge.amount} ${charge.currency} (event ${event.id})`;
@@ -55,7 +62,7 @@ async function apply(db: Kysely<any>, event: Stripe.Event, logger: Logger): Prom
 }
 
 /** Records the payment and, once paid, queues the tier NFT's mint to the buyer's wallet. */
-async function checkoutCompleted(db: Kysely<any>, session: Stripe.Checkout.Session, logger: Logger): Promise<boolean> {
+async function checkoutCompleted(db: Kysely<any>, session: Stripe.Checkout.Session, { logger, mintWaitReason }: WebhookDeps): Promise<boolean> {
   const userId = session.client_reference_id ?? session.metadata?.userId ?? null;
   const tier = session.metadata?.tier;
   if (!userId || !isPaidTier(tier)) {
@@ -79,7 +86,7 @@ async function checkoutCompleted(db: Kysely<any>, session: Stripe.Checkout.Sessi
     logger.warn("checkout completed unpaid; no mint queued", { paymentId: payment.id });
     return false;
   }
-  await enqueueMint(db, { paymentId: payment.id, userId, tier });
+  await enqueueMint(db, { paymentId: payment.id, userId, tier }, mintWaitReason);
   logger.info("payment recorded; mint queued", { paymentId: payment.id, userId, tier });
   return true;
 }
