@@ -10,7 +10,9 @@ import { signedEvent, startMintStandIn, startStripeStandIn } from "./helpers/str
 
 const SECRET_KEY = "sk_test_standin";
 const WEBHOOK_SECRET = "whsec_test_standin";
-const PRICES = { plusMonthly: "price_plusmonthly", proMonthly: "price_promonthly", proAnnual: "price_proannual" };
+const PRICES = { plusMonthly: "price_plusmonthly", proAnnual: "price_proannual" };
+/** Configured here, unknown to Stripe (deleted in the dashboard, say). */
+const STALE_PRICE = "price_deletedatstripe";
 
 /** The NFT-ownership service, faked through its interface: which user holds which tier's NFT. */
 const owned = new Map<string, TierNft & { tier: PaidTierId }>();
@@ -78,8 +80,8 @@ describe("with Stripe and a minting service", () => {
         STRIPE_SECRET_KEY: SECRET_KEY,
         STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
         STRIPE_PRICE_PLUS: PRICES.plusMonthly,
-        STRIPE_PRICE_PRO: PRICES.proMonthly,
         STRIPE_PRICE_PRO_ANNUAL: PRICES.proAnnual,
+        STRIPE_PRICE_PLUS_ANNUAL: STALE_PRICE,
         STRIPE_API_BASE_URL: stripe.url,
         MINT_SERVICE_URL: mint.url,
         MINT_SERVICE_TOKEN: "mint-token",
@@ -123,9 +125,17 @@ describe("with Stripe and a minting service", () => {
 
     it("answers 400 when no price is configured for that tier and interval", async () => {
       const { cookie } = await signUp(server);
-      const res = await checkout({ tierId: "plus", interval: "annual" }, cookie);
+      const res = await checkout({ tierId: "pro", interval: "monthly" }, cookie); // STRIPE_PRICE_PRO is not set
       expect(res.status).toBe(400);
       expect(res.json).toMatchObject({ status: 400, code: "PRICE_NOT_CONFIGURED" });
+    });
+
+    it("answers 502, without Stripe's words, when Stripe refuses the checkout", async () => {
+      const { cookie } = await signUp(server);
+      const res = await checkout({ tierId: "plus", interval: "annual" }, cookie);
+      expect(res.status).toBe(502);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      expect(res.text).not.toContain(STALE_PRICE);
     });
 
     it("creates a Stripe Checkout session through the SDK and answers its url", async () => {
