@@ -16,8 +16,11 @@ const STALE_PRICE = "price_deletedatstripe";
 
 /** The NFT-ownership service, faked through its interface: which user holds which tier's NFT. */
 const owned = new Map<string, TierNft & { tier: PaidTierId }>();
+/** Users for whom the ownership service fails (its indexer is down). */
+const unreachable = new Set<string>();
 const ownership: TierOwnershipChecker = {
   async ownsTierNft(userId, tier) {
+    if (unreachable.has(userId)) throw new Error("indexer timed out");
     const nft = owned.get(userId);
     return nft && nft.tier === tier ? { nftOrigin: nft.nftOrigin, walletAddress: nft.walletAddress } : null;
   },
@@ -331,6 +334,18 @@ describe("with Stripe and a minting service", () => {
       const session = await server.api("/api/auth/get-session", { cookie: person.cookie });
       expect(session.json.user.subscriptionTier).toBe("plus");
       expect(session.json.session.subscriptionTier).toBe("plus");
+    });
+
+    it("answers 503 when ownership cannot be checked and nothing was verified before; limits use the recorded tier", async () => {
+      const person = await signUp(server);
+      unreachable.add(person.user.id);
+      const res = await server.api("/api/subscription/status", { cookie: person.cookie });
+      expect(res.status).toBe(503);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      expect(res.json.code).toBe("OWNERSHIP_UNAVAILABLE");
+      const web = { client_name: "Fallback", redirect_uris: ["https://rp.example.com/cb"], token_endpoint_auth_method: "none" };
+      expect((await server.api("/api/auth/oauth2/create-client", { cookie: person.cookie, body: web })).status).toBeLessThan(300);
+      expect((await server.api("/api/auth/oauth2/create-client", { cookie: person.cookie, body: web })).status).toBe(403);
     });
 
     it("starts new sessions with the user's tier", async () => {

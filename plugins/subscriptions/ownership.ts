@@ -81,40 +81,38 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
     cache.set(userId, { status, at: Date.now() });
   }
 
+  /**
+   * The user's tier from NFT ownership, reused for `ttlMs`. When the check fails, the last
+   * verified answer (however old) stands; with none, a 503 problem rather than a silent `free`.
+   */
+  async function status(userId: string): Promise<TierStatus> {
+    const cached = cache.get(userId);
+    if (cached && Date.now() - cached.at < ttlMs) return cached.status;
+    let fresh: TierStatus;
+    try {
+      fresh = await derive(userId);
+    } catch (err) {
+      logger.warn("tier ownership check failed", { err, userId });
+      if (cached) return cached.status;
+      throw new ProblemError(503, "NFT ownership could not be checked just now; try again shortly.", { code: CODES.OWNERSHIP_UNAVAILABLE, headers: { "retry-after": "30" } });
+    }
+    remember(userId, fresh);
+    await record(userId, fresh.tier);
+    return fresh;
+  }
+
   return {
     bindWriter(writer: TierWriter) {
       writeTier = writer;
     },
-    /**
-     * The user's tier from NFT ownership, reused for `ttlMs`. When the check fails, the last
-     * verified answer (however old) stands; with none, a 503 problem rather than a silent `free`.
-     */
-    async status(userId: string): Promise<TierStatus> {
-      const cached = cache.get(userId);
-      if (cached && Date.now() - cached.at < ttlMs) return cached.status;
-      let status: TierStatus;
-      try {
-        status = await derive(userId);
-      } catch (err) {
-        logger.warn("tier ownership check failed", { err, userId });
-        if (cached) return cached.status;
-        throw new ProblemError(503, "NFT ownership could not be checked just now; try again shortly.", { code: CODES.OWNERSHIP_UNAVAILABLE, headers: { "retry-after": "30" } });
-      }
-      remember(userId, status);
-      await record(userId, status.tier);
-      return status;
-    },
+    status,
     /** The tier for enforcing limits: ownership when it can be checked, else the tier last recorded. */
     async tierOf(userId: string): Promise<TierId> {
       try {
-        return (await this.status(userId)).tier;
+        return (await status(userId)).tier;
       } catch {
         return storedTier(userId);
       }
-    },
-    /** Forgets a user's cached answer (after a mint completes, the next look is fresh). */
-    forget(userId: string) {
-      cache.delete(userId);
     },
   };
 }
