@@ -18,6 +18,7 @@ import { jwksRoute } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
+import { subscriptionRoutes, subscriptionStatusRoute, type SubscriptionDeps } from "./routes/subscription.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import type { AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -31,6 +32,8 @@ export interface AppDeps {
   config: Config;
   /** Built once in server.ts and shared with better-auth's plugins (collaborators.ts). */
   shared: Collaborators;
+  /** Paid tiers (server.ts builds them: the tier service, the Stripe client, the mint worker's wake-up). */
+  subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -44,7 +47,7 @@ const OAUTH_PROTOCOL_PATHS = new Set(
   ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
 );
 
-export function createApp({ auth, db, logger, authUrl, config, shared }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -80,6 +83,12 @@ export function createApp({ auth, db, logger, authUrl, config, shared }: AppDeps
   app.route("/.well-known", wellKnownRoutes(auth, authUrl));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
   app.get(`${BASE_PATH}/jwks`, jwksRoute(auth, shared.jwks));
+
+  const subscriptionDeps: SubscriptionDeps = { db, logger, authUrl, settings: config.stripe, ...subscriptions };
+  // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one handler, two mounts.
+  app.route(`${BASE_PATH}/subscription/status`, subscriptionStatusRoute(auth, subscriptionDeps));
+  // Before the 64 KiB limit below: the webhook reads up to its own limit.
+  app.route("/api/subscription", subscriptionRoutes(auth, subscriptionDeps));
 
   const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
   app.use(`${BASE_PATH}/*`, (c, next) => {

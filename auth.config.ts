@@ -34,6 +34,8 @@ import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
+import { subscriptions } from "./plugins/subscriptions/index.js";
+import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 
 export interface AuthDeps {
   config: Config;
@@ -42,6 +44,8 @@ export interface AuthDeps {
   redis?: Redis;
   /** Built once by the composition root and shared with the app's routes (collaborators.ts). */
   shared: Collaborators;
+  /** The tier of each user from NFT ownership (server.ts shares one with the routes). */
+  tiers?: TierService;
 }
 
 /** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
@@ -52,7 +56,7 @@ export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", 
 const HOUR = 60 * 60;
 const DAY = 24 * HOUR;
 
-function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
+function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDeps) {
   const send = shared.mailer;
   const bitcoinAuth = shared.bitcoinAuth.auth;
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
@@ -235,6 +239,8 @@ function buildOptions({ config, database, logger, redis, shared }: AuthDeps) {
       oauthBearer(),
       backup(),
       registrationPolicy({ development: config.env !== "production" }),
+      // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
+      subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
       admin(),
       organizations({ send, invitationUrl: (id) => url(`/invitations/${encodeURIComponent(id)}`) }),
       // WebAuthn: the RP ID is AUTH_URL's host name and the only origin accepted is AUTH_URL itself

@@ -11,10 +11,25 @@ import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
+import { createSafeFetch } from "./lib/safe-fetch.js";
+import { httpMinter, NO_BUYER_WALLETS, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
+import { createTierService, NO_TIER_NFTS, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
+import { createStripe } from "./plugins/subscriptions/stripe.js";
+import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
   mailer?: Mailer;
+  /** Paid tiers' collaborators; each defaults to the configured or "none yet" implementation. */
+  subscriptions?: {
+    /** Who owns which tier NFT. Default: nobody (until the NFT-ownership service is wired). */
+    ownership?: TierOwnershipChecker;
+    /** The buyer's wallet to mint to. Default: none (until wallet connections are wired). */
+    wallets?: BuyerWallet;
+    /** Default: the HTTP minting service at MINT_SERVICE_URL. */
+    minter?: Minter;
+    worker?: Pick<MintWorkerOptions, "pollMs" | "baseDelayMs" | "maxDelayMs" | "maxAttempts" | "waitMs" | "lockMs">;
+  };
 }
 
 /**
@@ -38,8 +53,23 @@ export async function start(config: Config, options: StartOptions = {}) {
     throw err;
   }
 
-  const auth = createAuth(deps);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared });
+  const paid = options.subscriptions ?? {};
+  const tiers = createTierService({ db: database.db, checker: paid.ownership ?? NO_TIER_NFTS, logger });
+  const auth = createAuth({ ...deps, tiers });
+  // The mint queue runs in every instance that can mint; jobs are claimed one worker at a time
+  // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
+  const minter =
+    paid.minter ??
+    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate }) }) : null);
+  const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? NO_BUYER_WALLETS, logger, ...paid.worker }) : null;
+  if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
+  const subscriptions = {
+    tiers,
+    stripe: createStripe(config.stripe),
+    mintWaitReason: minter ? null : NO_MINTING_SERVICE,
+    onMintQueued: () => mintWorker?.wake(),
+  };
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
@@ -68,6 +98,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await mintWorker?.stop();
       await database.close();
       redis?.disconnect();
     },

@@ -21,6 +21,8 @@ const Seconds = (fallback: number) =>
     v.minValue(1, "must be at least 1"),
   );
 
+const PriceId = v.pipe(v.string(), v.regex(/^price_[A-Za-z0-9]+$/, "must be a Stripe price id (price_...)"));
+
 const EnvSchema = v.object({
   NODE_ENV: v.optional(v.picklist(["development", "production", "test"]), "development"),
   PORT: v.pipe(v.optional(v.string(), "3000"), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(65535)),
@@ -55,6 +57,15 @@ const EnvSchema = v.object({
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
   EMAIL_CHANGE_REAUTH_WINDOW: Seconds(300),
   KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET: Bool,
+  STRIPE_SECRET_KEY: v.optional(v.pipe(v.string(), v.regex(/^(sk|rk)_/, "must be a Stripe secret or restricted key (sk_... or rk_...)"))),
+  STRIPE_WEBHOOK_SECRET: v.optional(v.pipe(v.string(), v.regex(/^whsec_/, "must be a Stripe webhook signing secret (whsec_...)"))),
+  STRIPE_PRICE_PLUS: v.optional(PriceId),
+  STRIPE_PRICE_PLUS_ANNUAL: v.optional(PriceId),
+  STRIPE_PRICE_PRO: v.optional(PriceId),
+  STRIPE_PRICE_PRO_ANNUAL: v.optional(PriceId),
+  STRIPE_API_BASE_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\/[^/]+\/?$/, "must be http(s)://host[:port] without a path"))),
+  MINT_SERVICE_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be http or https"))),
+  MINT_SERVICE_TOKEN: v.optional(v.string()),
 });
 
 export type DatabaseTarget =
@@ -106,10 +117,28 @@ export interface Config {
   readonly emailChange: { readonly reauthWindow: number };
   /** Keep OAuth access and refresh tokens when a password is reset (default: they are revoked). */
   readonly keepOAuthGrantsOnPasswordReset: boolean;
+  /**
+   * Paid tiers through Stripe Checkout (plugins/subscriptions): the API key, the webhook signing
+   * secret, the one-time price of each tier and interval, and where the SDK sends its calls
+   * (api.stripe.com unless STRIPE_API_BASE_URL names a stand-in).
+   */
+  readonly stripe: {
+    readonly secretKey: string | undefined;
+    readonly webhookSecret: string | undefined;
+    readonly prices: { readonly plus: PriceIds; readonly pro: PriceIds };
+    readonly api: { readonly host: string; readonly port: number; readonly protocol: "http" | "https" } | undefined;
+  };
+  /** The service that mints tier NFTs (POST, JSON); unset: mint jobs wait. */
+  readonly minting: { readonly serviceUrl: string | undefined; readonly token: string | undefined };
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
   readonly warnings: readonly string[];
+}
+
+export interface PriceIds {
+  readonly monthly: string | undefined;
+  readonly annual: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +151,14 @@ function parseDatabase(url: string, dataDir: string): DatabaseTarget {
   if (url === ":memory:") return { kind: "sqlite", file: url };
   if (!url) url = resolve(dataDir, "idp.sqlite");
   return { kind: "sqlite", file: resolve(url) };
+}
+
+/** STRIPE_API_BASE_URL as the Stripe SDK's host, port and protocol options. */
+function stripeApi(base: string | undefined) {
+  if (!base) return undefined;
+  const url = new URL(base);
+  const protocol = url.protocol === "http:" ? "http" : "https";
+  return Object.freeze({ host: url.hostname, port: Number(url.port) || (protocol === "http" ? 80 : 443), protocol } as const);
 }
 
 /** A development secret is generated once and kept in the data directory. */
@@ -182,6 +219,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.OUTBOUND_ALLOW_PRIVATE) {
     warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS and back-channel logout fetches may reach loopback and private addresses (SSRF). Development and tests only.");
   }
+  if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
+    warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
   const proxyHops = e.TRUST_PROXY_HOPS ?? (e.TRUST_PROXY ? 1 : 0);
@@ -219,6 +259,16 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,
+    stripe: Object.freeze({
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      prices: Object.freeze({
+        plus: Object.freeze({ monthly: e.STRIPE_PRICE_PLUS, annual: e.STRIPE_PRICE_PLUS_ANNUAL }),
+        pro: Object.freeze({ monthly: e.STRIPE_PRICE_PRO, annual: e.STRIPE_PRICE_PRO_ANNUAL }),
+      }),
+      api: stripeApi(e.STRIPE_API_BASE_URL),
+    }),
+    minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
     social: social.social,
     warnings: Object.freeze(warnings),
   });

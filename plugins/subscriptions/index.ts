@@ -1,0 +1,58 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { createAuthMiddleware } from "better-auth/api";
+import type { Kysely } from "kysely";
+import { isJsonObject } from "../../lib/json.js";
+import { clientLimitHook } from "./client-limit.js";
+import type { TierService } from "./ownership.js";
+import { subscriptionSchema } from "./schema.js";
+import { isTierId } from "./tiers.js";
+
+/**
+ * Paid tiers inside better-auth: the tables (./schema.ts), `subscriptionTier` on the session,
+ * and the tier's limit on OAuth clients. Checkout, webhook and status are Hono routes
+ * (routes/subscription.ts); the mint queue runs in ./worker.ts.
+ */
+export function subscriptions(options: { db: Kysely<any>; tiers: TierService }) {
+  const { db, tiers } = options;
+  return {
+    id: "subscriptions",
+    schema: subscriptionSchema,
+    init(ctx) {
+      // Tier changes go through better-auth, so the user cached in sessions (Redis) follows.
+      tiers.bindWriter(async (userId, tier) => {
+        await ctx.internalAdapter.updateUser(userId, { subscriptionTier: tier });
+      });
+      return {
+        options: {
+          databaseHooks: {
+            session: {
+              create: {
+                // Spec, Session: subscriptionTier, the user's tier when the session began.
+                before: async (session) => {
+                  const user = await db.selectFrom("user").select("subscriptionTier").where("id", "=", session.userId).executeTakeFirst();
+                  return { data: { ...session, subscriptionTier: isTierId(user?.subscriptionTier) ? user.subscriptionTier : "free" } };
+                },
+              },
+            },
+          },
+        },
+      };
+    },
+    hooks: {
+      before: [clientLimitHook(tiers)],
+      after: [
+        {
+          // The session object answers the user's current tier, even when it changed after sign-in.
+          matcher: (ctx) => ctx.path === "/get-session",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned;
+            if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return;
+            const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
+            if (returned.session.subscriptionTier === tier) return;
+            return ctx.json({ ...returned, session: { ...returned.session, subscriptionTier: tier } });
+          }),
+        },
+      ],
+    },
+  } satisfies BetterAuthPlugin;
+}

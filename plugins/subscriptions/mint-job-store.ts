@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import type { ExpressionBuilder, Kysely } from "kysely";
+import { asDate } from "../../lib/db.js";
+
+/**
+ * Every read and write of `mintJob`, the durable queue of tier-NFT mints. A job is `pending`
+ * (due at `nextAttemptAt`), `running` (claimed by one worker until `lockedUntil`), `done`
+ * or `failed` (out of attempts; for manual handling).
+ */
+export type MintJobStatus = "pending" | "running" | "done" | "failed";
+
+export interface MintJob {
+  id: string;
+  paymentId: string;
+  userId: string;
+  tier: string;
+  status: MintJobStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string | null;
+  walletAddress: string | null;
+  nftOrigin: string | null;
+  completedAt: Date | null;
+}
+
+function toJob(row: Record<string, any>): MintJob {
+  return {
+    id: row.id,
+    paymentId: row.paymentId,
+    userId: row.userId,
+    tier: row.tier,
+    status: row.status,
+    attempts: Number(row.attempts),
+    nextAttemptAt: asDate(row.nextAttemptAt),
+    lastError: row.lastError ?? null,
+    walletAddress: row.walletAddress ?? null,
+    nftOrigin: row.nftOrigin ?? null,
+    completedAt: row.completedAt ? asDate(row.completedAt) : null,
+  };
+}
+
+/** Queues a mint, due now; `waitReason` records why it cannot run yet (no minting service here). */
+export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {
+  const now = new Date();
+  await db
+    .insertInto("mintJob")
+    .values({ id: randomUUID(), ...job, status: "pending", attempts: 0, nextAttemptAt: now, lastError: waitReason, createdAt: now, updatedAt: now })
+    .execute();
+}
+
+export async function findMintJobByPayment(db: Kysely<any>, paymentId: string): Promise<MintJob | null> {
+  const row = await db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();
+  return row ? toJob(row) : null;
+}
+
+/** Due now: pending and past its time, or running under a lock that ran out (its worker died). */
+const due = (now: Date) => (eb: ExpressionBuilder<any, any>) =>
+  eb.or([
+    eb.and([eb("status", "=", "pending"), eb("nextAttemptAt", "<=", now)]),
+    eb.and([eb("status", "=", "running"), eb("lockedUntil", "<", now)]),
+  ]);
+
+/**
+ * Claims up to `limit` due jobs for this worker until `now + lockMs`. Each claim is a
+ * conditional update, so two workers (two instances) never run the same job at once.
+ */
+export async function claimDueJobs(db: Kysely<any>, now: Date, lockMs: number, limit: number): Promise<MintJob[]> {
+  const candidates = await db.selectFrom("mintJob").selectAll().where(due(now)).orderBy("nextAttemptAt", "asc").limit(limit).execute();
+  const claimed: MintJob[] = [];
+  for (const row of candidates) {
+    const result = await db
+      .updateTable("mintJob")
+      .set({ status: "running", lockedUntil: new Date(now.getTime() + lockMs), updatedAt: now })
+      .where("id", "=", row.id)
+      .where(due(now))
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1) claimed.push({ ...toJob(row), status: "running" });
+  }
+  return claimed;
+}
+
+export async function completeJob(db: Kysely<any>, id: string, result: { walletAddress: string; nftOrigin: string }): Promise<void> {
+  const now = new Date();
+  await db
+    .updateTable("mintJob")
+    .set({ status: "done", ...result, lastError: null, lockedUntil: null, completedAt: now, updatedAt: now })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** A failed attempt: counted, and tried again at `nextAttemptAt`, or `failed` for good. */
+export async function failAttempt(db: Kysely<any>, id: string, attempts: number, error: string, nextAttemptAt: Date | null): Promise<void> {
+  await db
+    .updateTable("mintJob")
+    .set({ status: nextAttemptAt ? "pending" : "failed", attempts, lastError: error, nextAttemptAt: nextAttemptAt ?? new Date(), lockedUntil: null, updatedAt: new Date() })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Not an attempt: something the job needs is missing (a wallet, a minting service); look again later. */
+export async function waitJob(db: Kysely<any>, id: string, reason: string, nextAttemptAt: Date): Promise<void> {
+  await db.updateTable("mintJob").set({ status: "pending", lastError: reason, nextAttemptAt, lockedUntil: null, updatedAt: new Date() }).where("id", "=", id).execute();
+}

@@ -1,0 +1,118 @@
+import type { Kysely } from "kysely";
+import { ProblemError } from "../../lib/errors.js";
+import type { Logger } from "../../lib/logger.js";
+import { SUBSCRIPTION_ERROR_CODES as CODES } from "./error-codes.js";
+import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from "./tiers.js";
+
+/**
+ * Spec, "States and transitions": ownership of the tier NFT determines the tier. Whether a
+ * user owns one is the NFT-ownership service's answer (the ordinals indexer behind the
+ * wallet routes); this module only asks it, through this interface, and caches the answer.
+ */
+export interface TierNft {
+  /** The ordinal's origin outpoint. */
+  nftOrigin: string;
+  /** The connected wallet that holds it. */
+  walletAddress: string;
+}
+export interface TierOwnershipChecker {
+  /** The user's NFT of `tier` in any connected wallet, or null. Throws when it cannot tell. */
+  ownsTierNft(userId: string, tier: PaidTierId): Promise<TierNft | null>;
+}
+/** Until an ownership service is wired in, nobody owns a tier NFT: everyone is `free`. */
+export const NO_TIER_NFTS: TierOwnershipChecker = { ownsTierNft: async () => null };
+
+/** GET /api/subscription/status (spec, "Subscription"). */
+export interface TierStatus {
+  tier: TierId;
+  isActive: boolean;
+  nftOrigin?: string;
+  walletAddress?: string;
+  /** When ownership was last checked (ISO 8601); present with an NFT. */
+  lastVerified?: string;
+}
+
+/** Writes the user's tier where better-auth keeps it (user row and cached sessions). */
+export type TierWriter = (userId: string, tier: TierId) => Promise<void>;
+
+export interface TierServiceOptions {
+  db: Kysely<any>;
+  checker: TierOwnershipChecker;
+  logger: Logger;
+  /** How long an answer is reused. @default 300000 (5 minutes) */
+  ttlMs?: number;
+  /** Users whose answer is kept at once. @default 10000 */
+  maxEntries?: number;
+}
+
+export type TierService = ReturnType<typeof createTierService>;
+
+export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, maxEntries = 10_000 }: TierServiceOptions) {
+  const cache = new Map<string, { status: TierStatus; at: number }>();
+  // Until better-auth is up (plugins/subscriptions binds it at init), plain updates of our columns.
+  let writeTier: TierWriter = async (userId, tier) => {
+    await db.updateTable("user").set({ subscriptionTier: tier }).where("id", "=", userId).execute();
+  };
+
+  async function storedTier(userId: string): Promise<TierId> {
+    const row = await db.selectFrom("user").select("subscriptionTier").where("id", "=", userId).executeTakeFirst();
+    return isTierId(row?.subscriptionTier) ? row.subscriptionTier : "free";
+  }
+
+  async function derive(userId: string): Promise<TierStatus> {
+    const lastVerified = new Date().toISOString();
+    for (const tier of PAID_TIERS_HIGHEST_FIRST) {
+      const nft = await checker.ownsTierNft(userId, tier);
+      if (nft) return { tier, isActive: true, nftOrigin: nft.nftOrigin, walletAddress: nft.walletAddress, lastVerified };
+    }
+    return { tier: "free", isActive: true };
+  }
+
+  /** Keeps `user.subscriptionTier` (and so the session's) in step with what ownership says. */
+  async function record(userId: string, tier: TierId) {
+    if ((await storedTier(userId)) === tier) return;
+    await writeTier(userId, tier);
+    await db.updateTable("session").set({ subscriptionTier: tier }).where("userId", "=", userId).execute();
+  }
+
+  function remember(userId: string, status: TierStatus) {
+    cache.delete(userId);
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
+    cache.set(userId, { status, at: Date.now() });
+  }
+
+  /**
+   * The user's tier from NFT ownership, reused for `ttlMs`. When the check fails, the last
+   * verified answer (however old) stands; with none, a 503 problem rather than a silent `free`.
+   */
+  async function status(userId: string): Promise<TierStatus> {
+    const cached = cache.get(userId);
+    if (cached && Date.now() - cached.at < ttlMs) return cached.status;
+    let fresh: TierStatus;
+    try {
+      fresh = await derive(userId);
+    } catch (err) {
+      logger.warn("tier ownership check failed", { err, userId });
+      if (cached) return cached.status;
+      throw new ProblemError(503, "NFT ownership could not be checked just now; try again shortly.", { code: CODES.OWNERSHIP_UNAVAILABLE, headers: { "retry-after": "30" } });
+    }
+    remember(userId, fresh);
+    await record(userId, fresh.tier);
+    return fresh;
+  }
+
+  return {
+    bindWriter(writer: TierWriter) {
+      writeTier = writer;
+    },
+    status,
+    /** The tier for enforcing limits: ownership when it can be checked, else the tier last recorded. */
+    async tierOf(userId: string): Promise<TierId> {
+      try {
+        return (await status(userId)).tier;
+      } catch {
+        return storedTier(userId);
+      }
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { BetterAuthPluginDBSchema } from "@better-auth/core/db";
+
+/**
+ * Paid tiers (spec, "Subscription" and "Events"): the tier on the session, what Stripe told us
+ * (each event once), the payments it reported, and the durable queue of NFT mints.
+ * `user.subscriptionTier` itself is declared with the other User fields (plugins/identity).
+ */
+export const subscriptionSchema = {
+  session: {
+    fields: {
+      /** Spec, Session: the user's tier when the session was made; answers carry the current one. */
+      subscriptionTier: { type: "string", required: false, defaultValue: "free", input: false },
+    },
+  },
+  /** Stripe event ids already handled: a redelivered event changes nothing. */
+  stripeEvent: {
+    fields: {
+      eventId: { type: "string", required: true, unique: true },
+      type: { type: "string", required: true },
+      createdAt: { type: "date", required: true },
+    },
+  },
+  /** One completed Stripe Checkout session; refunds and disputes flag it for manual handling. */
+  subscriptionPayment: {
+    fields: {
+      checkoutSessionId: { type: "string", required: true, unique: true },
+      /** Kept when the account is deleted: a payment record is the merchant's, not the user's. */
+      userId: { type: "string", required: true, index: true },
+      tier: { type: "string", required: true },
+      interval: { type: "string", required: false },
+      paymentIntentId: { type: "string", required: false, index: true },
+      amountTotal: { type: "number", required: false },
+      currency: { type: "string", required: false },
+      paymentStatus: { type: "string", required: true },
+      /** `refunded` or `disputed`: someone must look at it; nothing is undone automatically. */
+      flag: { type: "string", required: false },
+      flagDetail: { type: "string", required: false },
+      flaggedAt: { type: "date", required: false },
+      createdAt: { type: "date", required: true },
+      updatedAt: { type: "date", required: true },
+    },
+  },
+  /** Minting the tier NFT for a payment, retried with backoff by the worker (./worker.ts). */
+  mintJob: {
+    fields: {
+      paymentId: { type: "string", required: true, unique: true },
+      userId: { type: "string", required: true, index: true },
+      tier: { type: "string", required: true },
+      /** pending | running | done | failed */
+      status: { type: "string", required: true, index: true },
+      attempts: { type: "number", required: true, defaultValue: 0 },
+      nextAttemptAt: { type: "date", required: true },
+      /** A running job whose worker vanished is taken up again after this. */
+      lockedUntil: { type: "date", required: false },
+      /** Why the last attempt failed, or why the job is waiting (no wallet, no minting service). */
+      lastError: { type: "string", required: false },
+      walletAddress: { type: "string", required: false },
+      nftOrigin: { type: "string", required: false },
+      completedAt: { type: "date", required: false },
+      createdAt: { type: "date", required: true },
+      updatedAt: { type: "date", required: true },
+    },
+  },
+} satisfies BetterAuthPluginDBSchema;

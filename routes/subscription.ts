@@ -1,0 +1,129 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Kysely } from "kysely";
+import Stripe from "stripe";
+import * as v from "valibot";
+import type { Auth } from "../auth.config.js";
+import type { Config } from "../lib/env.js";
+import { ProblemError, problems } from "../lib/errors.js";
+import type { Logger } from "../lib/logger.js";
+import { problemResponse } from "../lib/respond.js";
+import { readJson } from "../lib/validate.js";
+import { SUBSCRIPTION_ERROR_CODES as CODES } from "../plugins/subscriptions/error-codes.js";
+import type { TierService } from "../plugins/subscriptions/ownership.js";
+import { verifyWebhook } from "../plugins/subscriptions/stripe.js";
+import { INTERVALS, PAID_TIER_IDS, TIERS } from "../plugins/subscriptions/tiers.js";
+import { handleStripeEvent } from "../plugins/subscriptions/webhook.js";
+import { noStore, sessionRequired, type AppEnv } from "./middleware.js";
+
+/**
+ * Spec, "Subscription": checkout (Stripe Checkout), status (from NFT ownership) and the
+ * Stripe webhook (spec, "Events"). Errors 8: checkout answers 400 for a missing field, an
+ * unknown tier, an invalid interval or a price that is not configured, 401 without a session.
+ */
+export interface SubscriptionDeps {
+  db: Kysely<any>;
+  logger: Logger;
+  authUrl: string;
+  tiers: TierService;
+  /** null: STRIPE_SECRET_KEY is not set. */
+  stripe: Stripe | null;
+  settings: Config["stripe"];
+  /** Why queued mints wait on this instance (no minting service), or null. */
+  mintWaitReason: string | null;
+  /** Wakes the mint worker after a mint was queued. */
+  onMintQueued: () => void;
+}
+
+type Ctx = Context<SubscriptionEnv>;
+
+const CheckoutBody = v.object({
+  tierId: v.picklist(PAID_TIER_IDS, `must be one of ${PAID_TIER_IDS.join(", ")}`),
+  interval: v.picklist(INTERVALS, `must be one of ${INTERVALS.join(", ")}`),
+});
+
+/** POST /api/subscription/checkout {tierId, interval} -> {url} of a Stripe Checkout session. */
+async function createCheckout(c: Ctx) {
+  const { stripe, settings, authUrl, logger } = c.var.deps;
+  const { user } = c.var.session;
+  const { value: body } = await readJson(c, CheckoutBody);
+  if (!stripe) throw new ProblemError(503, "Payments are not configured on this server.", { code: CODES.PAYMENTS_NOT_CONFIGURED });
+  const price = settings.prices[body.tierId][body.interval];
+  if (!price) throw new ProblemError(400, `No ${body.interval} price is configured for the ${TIERS[body.tierId].name} tier.`, { code: CODES.PRICE_NOT_CONFIGURED });
+  const metadata = { userId: user.id, tier: body.tierId, interval: body.interval };
+  let session: Stripe.Checkout.Session;
+  try {
+    session = await stripe.checkout.sessions.create({
+      mode: "payment",
+      line_items: [{ price, quantity: 1 }],
+      // The webhook learns whose payment it is from these, never from anything the browser sends back.
+      client_reference_id: user.id,
+      metadata,
+      payment_intent_data: { metadata },
+      ...(user.email ? { customer_email: user.email } : {}),
+      success_url: `${authUrl}/account?subscription=success`,
+      cancel_url: `${authUrl}/account?subscription=cancelled`,
+    });
+  } catch (err) {
+    logger.error("Stripe checkout session failed", { err, userId: user.id, tier: body.tierId });
+    throw new ProblemError(502, "The payment processor could not start a checkout; try again shortly.");
+  }
+  if (!session.url) throw new ProblemError(502, "The payment processor returned no checkout address.");
+  return c.json({ url: session.url, sessionId: session.id });
+}
+
+/** GET /api/subscription/status (also {base_url}/subscription/status for the published client). */
+async function subscriptionStatus(c: Ctx) {
+  return c.json(await c.var.deps.tiers.status(c.var.session.user.id));
+}
+
+/**
+ * POST /api/subscription/webhook, called by Stripe only. The signature is checked over the raw
+ * bytes before anything is parsed; unsigned, wrongly signed and stale events get 400 (Stripe
+ * shows it and retries), a handled or redelivered one 200.
+ */
+async function receiveWebhook(c: Ctx) {
+  const { db, settings, logger, mintWaitReason, onMintQueued } = c.var.deps;
+  if (!settings.webhookSecret) throw new ProblemError(503, "The payment webhook is not configured on this server.", { code: CODES.WEBHOOK_NOT_CONFIGURED });
+  const signature = c.req.header("stripe-signature");
+  if (!signature) throw invalidSignature("The Stripe-Signature header is missing.");
+  const raw = await c.req.text();
+  let event: Stripe.Event;
+  try {
+    event = verifyWebhook(raw, signature, settings.webhookSecret);
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature("The Stripe-Signature does not match this body, or its timestamp is too old.");
+    throw problems.badRequest("The webhook body is not a Stripe event.");
+  }
+  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason });
+  if (outcome.mintQueued) onMintQueued();
+  return c.json({ received: true, ...(outcome.duplicate ? { duplicate: true } : {}) });
+}
+
+const invalidSignature = (detail: string) => new ProblemError(400, detail, { code: CODES.INVALID_SIGNATURE });
+
+type SubscriptionEnv = AppEnv & { Variables: { deps: SubscriptionDeps } };
+
+/** Largest webhook body read: Stripe events are a few KiB; checkout's body is tiny. */
+const MAX_BODY_BYTES = 256 * 1024;
+
+function withDeps(deps: SubscriptionDeps): MiddlewareHandler<SubscriptionEnv> {
+  return async (c, next) => {
+    c.set("deps", deps);
+    await next();
+  };
+}
+
+export function subscriptionRoutes(auth: Auth, deps: SubscriptionDeps) {
+  const tooLarge = () => problemResponse(problems.tooLarge());
+  return new Hono<SubscriptionEnv>()
+    .use(withDeps(deps), noStore, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }))
+    .post("/checkout", sessionRequired(auth), createCheckout)
+    .get("/status", sessionRequired(auth), subscriptionStatus)
+    .post("/webhook", receiveWebhook);
+}
+
+/** The same status handler, for its second mount at {base_url}/subscription/status. */
+export function subscriptionStatusRoute(auth: Auth, deps: SubscriptionDeps) {
+  return new Hono<SubscriptionEnv>().use(withDeps(deps), noStore).get("/", sessionRequired(auth), subscriptionStatus);
+}

@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import Stripe from "stripe";
+
+/** Reads a request body as text. */
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  let text = "";
+  for await (const chunk of req) text += chunk;
+  return text;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+}
+
+const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+/**
+ * A local stand-in for the part of Stripe's API we call (POST /v1/checkout/sessions), spoken
+ * to by the real SDK through STRIPE_API_BASE_URL. Form bodies are kept flat as the SDK sends
+ * them (`line_items[0][price]`). Prices it does not know answer Stripe's 400 error shape.
+ */
+export async function startStripeStandIn(options: { secretKey: string; prices: string[] }) {
+  const checkouts: Array<Record<string, string>> = [];
+  const server = createServer(async (req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBytes(6).toString("hex")}` });
+      res.end(JSON.stringify(body));
+    };
+    const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
+    if (req.headers.authorization !== `Bearer ${options.secretKey}`) return send(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
+    if (req.method !== "POST" || req.url !== "/v1/checkout/sessions") return send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${req.method}: ${req.url})` } });
+    const price = form["line_items[0][price]"];
+    if (!price || !options.prices.includes(price)) return send(400, { error: { type: "invalid_request_error", code: "resource_missing", param: "line_items[0][price]", message: `No such price: '${price}'` } });
+    checkouts.push(form);
+    const id = `cs_test_${randomBytes(12).toString("hex")}`;
+    send(200, {
+      id,
+      object: "checkout.session",
+      mode: form.mode,
+      url: `https://checkout.stripe.test/c/pay/${id}`,
+      success_url: form.success_url,
+      cancel_url: form.cancel_url,
+      client_reference_id: form.client_reference_id ?? null,
+      metadata: { userId: form["metadata[userId]"], tier: form["metadata[tier]"], interval: form["metadata[interval]"] },
+      payment_status: "unpaid",
+      status: "open",
+    });
+  });
+  const url = await listen(server);
+  return { url, checkouts, close: () => close(server) };
+}
+
+/**
+ * A local minting service: answers 500 to the first `failFirst` requests for each
+ * Idempotency-Key (one job), then `{origin}`. Every request is kept.
+ */
+export async function startMintStandIn(options: { failFirst: number }) {
+  const requests: Array<{ idempotencyKey: string | undefined; authorization: string | undefined; body: Record<string, unknown> }> = [];
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await bodyOf(req)) || "{}") as Record<string, unknown>;
+    requests.push({ idempotencyKey: req.headers["idempotency-key"] as string | undefined, authorization: req.headers.authorization, body });
+    const key = req.headers["idempotency-key"];
+    if (requests.filter((r) => r.idempotencyKey === key).length <= options.failFirst) {
+      res.writeHead(500, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: "indexer busy" }));
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ origin: `${randomBytes(32).toString("hex")}_0` }));
+  });
+  const url = await listen(server);
+  return { url: `${url}/mint`, requests, close: () => close(server) };
+}
+
+/** A Stripe event as Stripe sends it, with its Stripe-Signature header (timestamp in seconds). */
+export function signedEvent(secret: string, type: string, object: Record<string, unknown>, opts: { id?: string; timestamp?: number } = {}) {
+  const payload = JSON.stringify({
+    id: opts.id ?? `evt_${randomBytes(12).toString("hex")}`,
+    object: "event",
+    api_version: "2025-01-01",
+    created: Math.floor(Date.now() / 1000),
+    type,
+    livemode: false,
+    pending_webhooks: 1,
+    data: { object },
+  });
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: opts.timestamp });
+  return { payload, signature };
+}
