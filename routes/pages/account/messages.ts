@@ -45,7 +45,7 @@ const OUR_WORDS: Record<string, string> = {
   INVALID_PASSWORD: "That password is not right.",
   REAUTHENTICATION_REQUIRED: "Type your password to change your e-mail address (without a password: sign out, sign in again, then change it).",
   SESSION_NOT_FRESH: "For your security, sign out and sign in again before making this change.",
-  LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD,
+  LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD.message,
   INVALID_CODE: "That code is not right. Check your authenticator app and try again.",
   RATE_LIMITED: "Too many attempts. Wait a minute and try again.",
   NOT_FOUND: "That item no longer exists.",
