@@ -62,7 +62,8 @@ export function errorWords(auth: Auth, code: string | null | undefined): string 
   if (!code || !/^[A-Z0-9_]{1,100}$/.test(code)) return null;
   if (OUR_WORDS[code]) return OUR_WORDS[code];
   const known = (auth.$ERROR_CODES as Record<string, { message?: string } | undefined>)[code];
-  return known?.message ? `${known.message}.` : OUR_WORDS.FAILED!;
+  // better-auth's own messages end without a full stop; our plugins' (their $ERROR_CODES) with one.
+  return known?.message ? (known.message.endsWith(".") ? known.message : `${known.message}.`) : OUR_WORDS.FAILED!;
 }
 
 export function noticeWords(key: string | null | undefined): string | null {
