@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { Auth } from "./auth.config.js";
 import type { Collaborators } from "./collaborators.js";
 import { BASE_PATH } from "./lib/transport.js";
+import { errorFamilyOf, oauthRouteOf } from "./lib/error-families.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
@@ -41,11 +42,6 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
-
-/** Protocol endpoints whose errors are RFC 6749 objects (the rest of /api/auth is better-auth's surface). */
-const OAUTH_PROTOCOL_PATHS = new Set(
-  ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
-);
 
 export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions }: AppDeps) {
   const app = new Hono<AppEnv>();
@@ -129,7 +125,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     const res = await auth.handler(req);
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
-    return OAUTH_PROTOCOL_PATHS.has(c.req.path) ? asOAuthError(res, c.req.path) : res;
+    // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
+    const oauthRoute = oauthRouteOf(c.req.path);
+    return oauthRoute ? asOAuthError(res, oauthRoute) : res;
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
@@ -191,6 +189,6 @@ function hasNulInBasic(authorization: string | undefined): boolean {
 
 /** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
 function refused(path: string, detail: string): Response {
-  if (OAUTH_PROTOCOL_PATHS.has(path)) return oauthErrorResponse(new OAuthError("invalid_request", detail));
+  if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", detail));
   return problemResponse(problems.badRequest(detail), path);
 }

@@ -1,9 +1,11 @@
 import { APIError } from "better-auth/api";
+import { PROBLEM_CODES, type ProblemCode, type ProblemEntry } from "./problem-codes.js";
 
 /**
- * The whole error vocabulary. Two families, as the spec says: RFC 9457 problem details
- * for our JSON routes, RFC 6749 error objects for OAuth endpoints. Only `respond.ts`
- * renders them.
+ * The error vocabulary of our own routes. Two families, as the spec says: RFC 9457 problem
+ * details for our JSON routes (codes: lib/problem-codes.ts), RFC 6749 error objects for
+ * OAuth endpoints (codes: OAUTH_ERROR_CODES below). Which route speaks which family is
+ * lib/error-families.ts; only `respond.ts` renders them.
  */
 export const PROBLEM_TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -32,27 +34,32 @@ export class ProblemError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
-    readonly extra: { code?: string; type?: string; errors?: InvalidParam[]; headers?: Record<string, string> } = {},
+    readonly extra: { code?: ProblemCode; type?: string; errors?: InvalidParam[]; headers?: Record<string, string> } = {},
   ) {
     super(detail);
   }
 }
 
+/** The problem of a catalog entry (lib/problem-codes.ts), with its detail or a more precise one. */
+export function problem(entry: ProblemEntry, extra: { detail?: string; errors?: InvalidParam[]; headers?: Record<string, string> } = {}): ProblemError {
+  return new ProblemError(entry.status, extra.detail ?? entry.detail, { code: entry.code, errors: extra.errors, headers: extra.headers });
+}
+
 export const problems = {
   badRequest: (detail: string, errors?: InvalidParam[]) => new ProblemError(400, detail, { errors }),
   unauthorized: (detail = "Authentication is required.") => new ProblemError(401, detail),
-  forbidden: (detail = "You may not do this.", code?: string) => new ProblemError(403, detail, { code }),
+  forbidden: (detail = "You may not do this.") => new ProblemError(403, detail),
   /**
    * RFC 6750 §3.1: a valid access token without the scope the resource needs is answered 403
    * `insufficient_scope`, naming the scope in WWW-Authenticate so the client can ask for it.
    */
   insufficientScope: (scope: string) =>
-    new ProblemError(403, `This access token was not granted the "${scope}" scope; ask the user to authorize it.`, {
-      code: "insufficient_scope",
+    problem(PROBLEM_CODES.insufficient_scope, {
+      detail: `This access token was not granted the "${scope}" scope; ask the user to authorize it.`,
       headers: { "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"` },
     }),
   notFound: (detail = "There is nothing here.") => new ProblemError(404, detail),
-  conflict: (detail: string, code?: string) => new ProblemError(409, detail, { code }),
+  conflict: (detail: string) => new ProblemError(409, detail),
   // The unread rest of the body is dropped with the connection: say so, or a keep-alive client reuses a dead socket.
   tooLarge: (detail = "The request body is too large.") => new ProblemError(413, detail, { headers: { connection: "close" } }),
   unsupportedMediaType: (detail = "Send application/json.") => new ProblemError(415, detail),
@@ -60,29 +67,59 @@ export const problems = {
     new ProblemError(429, "Too many requests; try again later.", { headers: { "retry-after": String(retryAfter) } }),
 };
 
-/** RFC 6749 §5.2 error codes, with the status each one is answered with. */
-export const OAUTH_ERROR_STATUS = {
-  invalid_request: 400,
-  invalid_client: 401,
-  invalid_grant: 400,
-  unauthorized_client: 400,
-  unsupported_grant_type: 400,
-  invalid_scope: 400,
-  invalid_token: 401,
-  server_error: 500,
-} as const;
-export type OAuthErrorCode = keyof typeof OAUTH_ERROR_STATUS;
+/**
+ * Every `error` our OAuth endpoints answer (lib/error-families.ts names those endpoints),
+ * with the status it is usually answered with. Nothing outside this list goes on the wire
+ * there: tests/error-catalog.test.ts checks the sources and live answers against it.
+ */
+export const OAUTH_ERROR_CODES = {
+  // RFC 6749 §5.2 (token endpoint).
+  invalid_request: { status: 400 },
+  invalid_client: { status: 401 },
+  invalid_grant: { status: 400 },
+  unauthorized_client: { status: 400 },
+  unsupported_grant_type: { status: 400 },
+  invalid_scope: { status: 400 },
+  // RFC 6749 §4.1.2.1 (authorization endpoint; RFC 8628 §3.5 reuses access_denied).
+  access_denied: { status: 400 },
+  unsupported_response_type: { status: 400 },
+  server_error: { status: 500 },
+  temporarily_unavailable: { status: 503 },
+  // RFC 6750 §3.1 (userinfo, and RFC 7662 introspection's caller).
+  invalid_token: { status: 401 },
+  insufficient_scope: { status: 403 },
+  // RFC 7009 §2.2.1 (revocation).
+  unsupported_token_type: { status: 400 },
+  // RFC 7591 §3.2.2 (dynamic client registration).
+  invalid_redirect_uri: { status: 400 },
+  invalid_client_metadata: { status: 400 },
+  invalid_software_statement: { status: 400 },
+  unapproved_software_statement: { status: 400 },
+  // RFC 8628 §3.5 (device authorization grant, at the token endpoint).
+  authorization_pending: { status: 400 },
+  slow_down: { status: 400 },
+  expired_token: { status: 400 },
+  // RFC 8707 §2 (resource indicators: oauth-provider answers an unknown `resource` with it).
+  invalid_target: { status: 400 },
+} as const satisfies Record<string, { status: number }>;
+export type OAuthErrorCode = keyof typeof OAUTH_ERROR_CODES;
+
+export function isOAuthErrorCode(code: unknown): code is OAuthErrorCode {
+  return typeof code === "string" && Object.hasOwn(OAUTH_ERROR_CODES, code);
+}
 
 export class OAuthError extends Error {
   override name = "OAuthError";
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
+    /** A status other than the code's usual one (a 413 `invalid_request`), and extra headers. */
+    readonly extra: { status?: number; headers?: Record<string, string> } = {},
   ) {
     super(description);
   }
   get status(): number {
-    return OAUTH_ERROR_STATUS[this.error];
+    return this.extra.status ?? OAUTH_ERROR_CODES[this.error].status;
   }
 }
 
@@ -107,7 +144,7 @@ export function isUniqueViolation(err: unknown): boolean {
 export class UniqueViolation extends APIError {
   readonly code: string;
   constructor(cause: { code?: unknown }) {
-    super("CONFLICT", { code: "ALREADY_EXISTS", message: "This already exists (unique constraint): it may have been created just now by another request." });
+    super("CONFLICT", { code: PROBLEM_CODES.ALREADY_EXISTS.code, message: PROBLEM_CODES.ALREADY_EXISTS.detail });
     this.code = String(cause.code);
   }
 }

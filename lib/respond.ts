@@ -1,7 +1,9 @@
 import type { Context } from "hono";
 import type { RequestIdVariables } from "hono/request-id";
-import { OAuthError, PROBLEM_TITLES, ProblemError, UniqueViolation } from "./errors.js";
+import { oauthCodeFor, type OAuthRoute } from "./error-families.js";
+import { OAuthError, PROBLEM_TITLES, problem, ProblemError, UniqueViolation, type OAuthErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
+import { PROBLEM_CODES } from "./problem-codes.js";
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
@@ -22,11 +24,14 @@ export function problemResponse(err: ProblemError, instance?: string): Response 
   });
 }
 
-/** RFC 6749 §5.2 error object. */
+/** RFC 6749 §5.2 error object: the body of every OAuth error we answer. */
+function oauthErrorBody(error: OAuthErrorCode, description: string): string {
+  return JSON.stringify({ error, error_description: description });
+}
+
+/** RFC 6749 §5.2 error response (plugins answering from a hook use it too: plugins/member-key). */
 export function oauthErrorResponse(err: OAuthError): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", ...NO_STORE };
-  if (err.status === 401) headers["www-authenticate"] = `Bearer error="${err.error}"`;
-  return new Response(JSON.stringify({ error: err.error, error_description: err.description }), { status: err.status, headers });
+  return new Response(oauthErrorBody(err.error, err.description), { status: err.status, headers: { "content-type": "application/json", ...NO_STORE, ...err.extra.headers } });
 }
 
 /**
@@ -37,7 +42,7 @@ export function renderError<E extends { Variables: RequestIdVariables }>(logger:
   return (err: Error, c: Context<E>): Response => {
     if (err instanceof ProblemError) return problemResponse(err, c.req.path);
     if (err instanceof OAuthError) return oauthErrorResponse(err);
-    if (err instanceof UniqueViolation) return problemResponse(new ProblemError(409, err.message, { code: "ALREADY_EXISTS" }), c.req.path);
+    if (err instanceof UniqueViolation) return problemResponse(problem(PROBLEM_CODES.ALREADY_EXISTS, { detail: err.message }), c.req.path);
     const status = (err as { status?: unknown }).status;
     // Hono's own HTTPException (e.g. body-limit) carries a 4xx status: keep it, as a problem.
     if (typeof status === "number" && status >= 400 && status < 500) {
@@ -49,20 +54,12 @@ export function renderError<E extends { Variables: RequestIdVariables }>(logger:
   };
 }
 
-/** RFC 6749 §5.2 code for a better-auth `{message, code}` error on an OAuth endpoint. */
-function oauthCodeFor(status: number, path: string): string {
-  if (status === 401) return path.endsWith("/oauth2/userinfo") ? "invalid_token" : "invalid_client";
-  if (status === 429) return "slow_down";
-  if (path.endsWith("/oauth2/register")) return "invalid_client_metadata";
-  return "invalid_request";
-}
-
 /**
  * OAuth endpoints answer RFC 6749 error objects. better-auth's router answers some
  * failures before the endpoint runs (malformed JSON, a wrong content type, rate limits)
  * with its own `{message, code}` shape; this rewrites exactly those, and only on errors.
  */
-export async function asOAuthError(res: Response, path: string): Promise<Response> {
+export async function asOAuthError(res: Response, route: OAuthRoute): Promise<Response> {
   if (res.status < 400 || res.status >= 500) return res;
   const type = res.headers.get("content-type") ?? "";
   let body: Record<string, unknown> | null = null;
@@ -73,5 +70,5 @@ export async function asOAuthError(res: Response, path: string): Promise<Respons
   headers.set("cache-control", "no-store");
   headers.delete("content-length");
   const description = typeof body?.message === "string" ? body.message : PROBLEM_TITLES[res.status] ?? "The request was refused.";
-  return new Response(JSON.stringify({ error: oauthCodeFor(res.status, path), error_description: description }), { status: res.status, headers });
+  return new Response(oauthErrorBody(oauthCodeFor(route, res.status), description), { status: res.status, headers });
 }

@@ -1,7 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
-import { ProblemError, problems } from "../lib/errors.js";
+import { problem, problems } from "../lib/errors.js";
+import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { requireSession } from "./session.js";
 import * as manage from "../plugins/agents/store.js";
 
@@ -23,7 +24,7 @@ interface AgentRouteDeps {
 }
 
 const NO_STORE = { "cache-control": "no-store" };
-const conflict = (detail: string) => new ProblemError(409, detail, { code: "INVALID_STATE" });
+const conflict = (detail: string) => problem(PROBLEM_CODES.INVALID_STATE, { detail });
 
 export function agentRoutes({ auth, db, authUrl }: AgentRouteDeps) {
   const userOf = async (c: Context) => (await requireSession(auth, c.req.raw.headers)).user.id;

@@ -7,12 +7,12 @@ import { CLIENT_IP_HEADER } from "../lib/transport.js";
 import { findOAuthBearer, bearerTokenOf } from "./access-token.js";
 import { bapIdOfMemberKey } from "../lib/bap.js";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
-import { ProblemError, problems } from "../lib/errors.js";
+import { problem, ProblemError, problems } from "../lib/errors.js";
 import type { WindowLimiter } from "../lib/rate-limit.js";
 import { problemResponse } from "../lib/respond.js";
 import { findSession } from "./session.js";
 import { check, readJson } from "../lib/validate.js";
-import { BACKUP_ERROR_CODES as CODES } from "../plugins/backup/error-codes.js";
+import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
 import { BACKUP_SCOPES, type BackupScope } from "../plugins/backup/index.js";
 import { BapId, backupStatus, Ciphertext, identityOf, noIdentity, notOwned, pushBackup, PushBackupInput, type BackupCaller } from "../plugins/backup/service.js";
 import * as store from "../plugins/backup/store.js";
@@ -58,8 +58,8 @@ const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
 type Caller = BackupCaller;
 
 const unauthorized = (detail: string, scheme = 'Bearer realm="backup"') => new ProblemError(401, detail, { headers: { "www-authenticate": scheme } });
-const invalidBitcoinAuth = () => new ProblemError(401, "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request.", { code: CODES.INVALID_AUTH_TOKEN, headers: { "www-authenticate": "Bitcoin-Auth" } });
-const noBackup = () => new ProblemError(404, "No backup is stored for this identity.", { code: CODES.BACKUP_NOT_FOUND });
+const invalidBitcoinAuth = () => problem(CODES.INVALID_AUTH_TOKEN, { headers: { "www-authenticate": "Bitcoin-Auth" } });
+const noBackup = () => problem(CODES.BACKUP_NOT_FOUND);
 
 /** One value per query key: a repeated key is ambiguous, so it is refused. */
 function queryOf(c: Context): Record<string, string> {
@@ -144,10 +144,10 @@ export function backupRoutes({ auth, db, bitcoinAuth, syncLimiter, signedReadLim
       const provider = query.oauthId.slice(0, bar);
       const accountId = query.oauthId.slice(bar + 1);
       if (!(await store.hasLinkedAccount(db, session.userId, provider, accountId))) {
-        throw problems.forbidden("That provider account is not linked to your account.", CODES.ACCOUNT_NOT_LINKED);
+        throw problem(CODES.ACCOUNT_NOT_LINKED);
       }
       const link = await store.findRecoveryLink(db, provider, accountId);
-      if (!link) throw new ProblemError(404, "No backup is mapped to that provider account.", { code: CODES.BACKUP_NOT_FOUND });
+      if (!link) throw problem(CODES.BACKUP_NOT_FOUND, { detail: "No backup is mapped to that provider account." });
       if (!(await store.findOwnedIdentity(db, session.userId, link.bapId))) throw notOwned("The identity mapped to that provider account is not yours.");
       return c.json(found(await store.findBackup(db, link.bapId)), 200, NO_STORE);
     }
@@ -199,12 +199,12 @@ export function backupRoutes({ auth, db, bitcoinAuth, syncLimiter, signedReadLim
     if (!caller) throw unauthorized("This route takes an OAuth access token (Authorization: Bearer); a session is not enough.");
     const { value: body } = await readJson(c, LinkOAuthBody);
     if (!(await store.hasLinkedAccount(db, caller.userId, body.provider, body.providerAccountId))) {
-      throw problems.forbidden("Sign in with that provider account first: it is not linked to your account.", CODES.ACCOUNT_NOT_LINKED);
+      throw problem(CODES.ACCOUNT_NOT_LINKED, { detail: "Sign in with that provider account first: it is not linked to your account." });
     }
     const identity = await identityOf(db, caller);
     if (!identity) throw noIdentity();
     const link = await store.linkRecoveryAccount(db, { provider: body.provider, accountId: body.providerAccountId, bapId: identity.bapId, userId: caller.userId });
-    if (link.bapId !== identity.bapId) throw problems.conflict("That provider account already recovers another identity.", CODES.OAUTH_ALREADY_LINKED);
+    if (link.bapId !== identity.bapId) throw problem(CODES.OAUTH_ALREADY_LINKED);
     return c.json({ success: true, bapId: link.bapId, provider: link.provider, accountId: link.accountId, linkedAt: link.linkedAt }, 200, NO_STORE);
   });
 
@@ -229,7 +229,7 @@ export function backupRoutes({ auth, db, bitcoinAuth, syncLimiter, signedReadLim
       return identity.userId;
     }
     const userId = bapIdOfMemberKey(signer) === bapId ? await store.findUserIdByPubkey(db, signer) : null;
-    if (!userId) throw new ProblemError(404, "No registered profile or account matches this identity.", { code: CODES.PROFILE_NOT_FOUND });
+    if (!userId) throw problem(CODES.PROFILE_NOT_FOUND);
     return userId;
   }
 

@@ -7,7 +7,8 @@ import { addressOf, bapIdOfMemberKey, BAP_ID_PATTERN } from "../lib/bap.js";
 import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import type { WindowLimiter } from "../lib/rate-limit.js";
 import { asDate } from "../lib/db.js";
-import { problems, ProblemError } from "../lib/errors.js";
+import { problem, problems } from "../lib/errors.js";
+import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { parseJsonOrNull } from "../lib/json.js";
 import { findSession, requireSession } from "./session.js";
 import { readJson, readQuery } from "../lib/validate.js";
@@ -106,8 +107,8 @@ export function profileRoutes({ auth, db, bitcoinAuth, writeLimiter }: ProfileDe
       // Registering an identity claims it: the member key must prove control (its address is
       // the root address the bapId derives from), or anyone could put another's bap_id in tokens.
       const proof = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: "/api/user/bap-ids", body: raw }, bitcoinAuth);
-      if (!proof.ok) throw new ProblemError(401, "Sign this request with the identity's member key (header x-auth-token).", { code: "INVALID_AUTH_TOKEN" });
-      if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problems.forbidden("The signing key is not this identity's member key.", "NOT_MEMBER_KEY");
+      if (!proof.ok) throw problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail: "Sign this request with the identity's member key (header x-auth-token)." });
+      if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY);
 
       const { profile, ...fields } = body;
       const result = await identities.registerIdentity(db, user.id, {
@@ -116,7 +117,7 @@ export function profileRoutes({ auth, db, bitcoinAuth, writeLimiter }: ProfileDe
         rootAddress: addressOf(proof.pubkey),
         ...(profile?.identity !== undefined ? { identity: JSON.stringify(profile.identity) } : {}),
       });
-      if (result === "taken") throw problems.conflict("This BAP identity is registered to another account.", "BAP_ID_TAKEN");
+      if (result === "taken") throw problem(PROBLEM_CODES.BAP_ID_TAKEN);
       const row = (await identities.findIdentity(db, body.bapId))!;
       return c.json({ bapId: registrationRecord(row) }, result === "created" ? 201 : 200, NO_STORE);
     })
@@ -132,7 +133,7 @@ export function profileRoutes({ auth, db, bitcoinAuth, writeLimiter }: ProfileDe
       const { bapId } = readQuery(c, ByBapId);
       const result = await identities.removeBapIdentity(db, auth.$context, user.id, bapId);
       if (result === "not-found") throw problems.notFound("You have no BAP identity with that bapId.");
-      if (result === "last-sign-in-method") throw problems.conflict(SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD, "LAST_SIGN_IN_METHOD");
+      if (result === "last-sign-in-method") throw problem(PROBLEM_CODES.LAST_SIGN_IN_METHOD);
       return c.json({ status: "OK" }, 200, NO_STORE);
     });
 
@@ -180,7 +181,7 @@ export function profileRoutes({ auth, db, bitcoinAuth, writeLimiter }: ProfileDe
       const now = new Date();
       await db.transaction().execute(async (trx) => {
         const clash = await trx.selectFrom("bapPublication").select(["bapId"]).where("txid", "=", body.txid).executeTakeFirst();
-        if (clash) throw problems.conflict("That transaction is already recorded.", "TXID_ALREADY_RECORDED");
+        if (clash) throw problem(PROBLEM_CODES.TXID_ALREADY_RECORDED);
         await trx
           .insertInto("bapPublication")
           .values({ id: randomUUID(), bapId: body.bapId, userId: user.id, txid: body.txid, profile: JSON.stringify(body.profile), kind: body.kind ?? null, fundedBy: body.fundedBy ?? null, createdAt: now })

@@ -5,11 +5,11 @@ import Stripe from "stripe";
 import * as v from "valibot";
 import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
-import { ProblemError, problems } from "../lib/errors.js";
+import { problem, ProblemError, problems } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { problemResponse } from "../lib/respond.js";
 import { readJson } from "../lib/validate.js";
-import { SUBSCRIPTION_ERROR_CODES as CODES } from "../plugins/subscriptions/error-codes.js";
+import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import type { TierService } from "../plugins/subscriptions/ownership.js";
 import { verifyWebhook } from "../plugins/subscriptions/stripe.js";
 import { INTERVALS, PAID_TIER_IDS, TIERS } from "../plugins/subscriptions/tiers.js";
@@ -47,9 +47,9 @@ async function createCheckout(c: Ctx) {
   const { stripe, settings, authUrl, logger } = c.var.deps;
   const { user } = c.var.session;
   const { value: body } = await readJson(c, CheckoutBody);
-  if (!stripe) throw new ProblemError(503, "Payments are not configured on this server.", { code: CODES.PAYMENTS_NOT_CONFIGURED });
+  if (!stripe) throw problem(PROBLEM_CODES.PAYMENTS_NOT_CONFIGURED);
   const price = settings.prices[body.tierId][body.interval];
-  if (!price) throw new ProblemError(400, `No ${body.interval} price is configured for the ${TIERS[body.tierId].name} tier.`, { code: CODES.PRICE_NOT_CONFIGURED });
+  if (!price) throw problem(PROBLEM_CODES.PRICE_NOT_CONFIGURED, { detail: `No ${body.interval} price is configured for the ${TIERS[body.tierId].name} tier.` });
   const metadata = { userId: user.id, tier: body.tierId, interval: body.interval };
   let session: Stripe.Checkout.Session;
   try {
@@ -84,7 +84,7 @@ async function subscriptionStatus(c: Ctx) {
  */
 async function receiveWebhook(c: Ctx) {
   const { db, settings, logger, mintWaitReason, onMintQueued } = c.var.deps;
-  if (!settings.webhookSecret) throw new ProblemError(503, "The payment webhook is not configured on this server.", { code: CODES.WEBHOOK_NOT_CONFIGURED });
+  if (!settings.webhookSecret) throw problem(PROBLEM_CODES.WEBHOOK_NOT_CONFIGURED);
   const signature = c.req.header("stripe-signature");
   if (!signature) throw invalidSignature("The Stripe-Signature header is missing.");
   const raw = await c.req.text();
@@ -100,7 +100,7 @@ async function receiveWebhook(c: Ctx) {
   return c.json({ received: true, ...(outcome.duplicate ? { duplicate: true } : {}) });
 }
 
-const invalidSignature = (detail: string) => new ProblemError(400, detail, { code: CODES.INVALID_SIGNATURE });
+const invalidSignature = (detail: string) => problem(PROBLEM_CODES.INVALID_SIGNATURE, { detail });
 
 type SubscriptionEnv = AppEnv & { Variables: { deps: SubscriptionDeps } };
 

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { isKeyAccountEmail } from "../../lib/bap.js";
 import type { Mailer } from "../../lib/mailer.js";
-import { ACCOUNT_EMAIL_ERROR_CODES, type AccountEmailErrorCode } from "./error-codes.js";
+import { ACCOUNT_EMAIL_ERROR_CODES as CODES } from "./error-codes.js";
 import { revokeUserOAuthTokens } from "./grants.js";
 import { cancelPendingChange, newLinkToken, savePendingChange, saveUndo, takePendingChange, takeUndo } from "./pending.js";
 
@@ -18,10 +18,6 @@ export interface ChangeEmailOptions {
   confirmTtl: number;
   /** Lifetime of the undo link mailed to the old address (s). @default 604800 (7 days) */
   undoTtl: number;
-}
-
-function fail(status: "BAD_REQUEST" | "FORBIDDEN", code: AccountEmailErrorCode): APIError {
-  return new APIError(status, { code, message: ACCOUNT_EMAIL_ERROR_CODES[code] });
 }
 
 const ChangeEmailBody = v.object({
@@ -59,16 +55,16 @@ export function changeEmailEndpoints(options: ChangeEmailOptions) {
     async (ctx) => {
       const { user, session } = ctx.context.session;
       const newEmail = ctx.body.newEmail.toLowerCase();
-      if (newEmail === user.email.toLowerCase()) throw fail("BAD_REQUEST", "EMAIL_IS_THE_SAME");
+      if (newEmail === user.email.toLowerCase()) throw APIError.from("BAD_REQUEST", CODES.EMAIL_IS_THE_SAME);
       // Key accounts' synthetic addresses (plugins/key-sign-in) are nobody's to move onto.
-      if (isKeyAccountEmail(newEmail)) throw fail("BAD_REQUEST", "RESERVED_EMAIL_DOMAIN");
+      if (isKeyAccountEmail(newEmail)) throw APIError.from("BAD_REQUEST", CODES.RESERVED_EMAIL_DOMAIN);
 
       if (ctx.body.currentPassword !== undefined) {
         const account = await ctx.context.internalAdapter.findCredentialAccount(user.id);
         const ok = account?.password ? await ctx.context.password.verify({ hash: account.password, password: ctx.body.currentPassword }) : false;
-        if (!ok) throw fail("BAD_REQUEST", "INVALID_PASSWORD");
+        if (!ok) throw APIError.from("BAD_REQUEST", CODES.INVALID_PASSWORD);
       } else if (Date.now() - new Date(session.createdAt).getTime() > options.reauthWindow * 1000) {
-        throw fail("FORBIDDEN", "REAUTHENTICATION_REQUIRED");
+        throw APIError.from("FORBIDDEN", CODES.REAUTHENTICATION_REQUIRED);
       }
 
       const current = (await ctx.context.internalAdapter.findUserById(user.id)) ?? user;
@@ -107,9 +103,9 @@ export function changeEmailEndpoints(options: ChangeEmailOptions) {
       const change = await takePendingChange(ctx.context.internalAdapter, ctx.query.token);
       const user = change ? await ctx.context.internalAdapter.findUserById(change.userId) : null;
       // The account must still have the address the change started from.
-      if (!change || !user || user.email.toLowerCase() !== change.from) throw fail("BAD_REQUEST", "INVALID_TOKEN");
+      if (!change || !user || user.email.toLowerCase() !== change.from) throw APIError.from("BAD_REQUEST", CODES.INVALID_TOKEN);
       const owner = await ctx.context.internalAdapter.findUserByEmail(change.to);
-      if (owner && owner.user.id !== user.id) throw fail("BAD_REQUEST", "EMAIL_UNAVAILABLE");
+      if (owner && owner.user.id !== user.id) throw APIError.from("BAD_REQUEST", CODES.EMAIL_UNAVAILABLE);
       // Following the link proves the mailbox: the new address is verified.
       const updated = await ctx.context.internalAdapter.updateUser(user.id, { email: change.to, emailVerified: true });
       if (ctx.query.callbackURL) throw ctx.redirect(ctx.query.callbackURL);
@@ -120,14 +116,14 @@ export function changeEmailEndpoints(options: ChangeEmailOptions) {
   const undoEmailChange = createAuthEndpoint("/change-email/undo", { method: "GET", query: LinkQuery }, async (ctx) => {
     const undo = await takeUndo(ctx.context.internalAdapter, ctx.query.token);
     const user = undo ? await ctx.context.internalAdapter.findUserById(undo.userId) : null;
-    if (!undo || !user) throw fail("BAD_REQUEST", "INVALID_TOKEN");
+    if (!undo || !user) throw APIError.from("BAD_REQUEST", CODES.INVALID_TOKEN);
     if (undo.confirmKey) await cancelPendingChange(ctx.context.internalAdapter, undo.confirmKey);
     // Whoever asked for the change may hold a session or tokens: all of them end, restored or not.
     await ctx.context.internalAdapter.deleteUserSessions(user.id);
     await revokeUserOAuthTokens(options.db, user.id);
     if (user.email.toLowerCase() !== undo.from) {
       const owner = await ctx.context.internalAdapter.findUserByEmail(undo.from);
-      if (owner && owner.user.id !== user.id) throw fail("BAD_REQUEST", "EMAIL_UNAVAILABLE");
+      if (owner && owner.user.id !== user.id) throw APIError.from("BAD_REQUEST", CODES.EMAIL_UNAVAILABLE);
       await ctx.context.internalAdapter.updateUser(user.id, { email: undo.from, emailVerified: undo.fromVerified });
     }
     return ctx.json({ status: true, message: `The account's e-mail address is ${undo.from} and every session has ended. If someone else knew your password, reset it now.` });

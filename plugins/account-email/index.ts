@@ -1,6 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { changeEmailEndpoints, type ChangeEmailOptions } from "./change-email.js";
 import { revokeSession, stripSessionTokens } from "./sessions.js";
+import { ACCOUNT_EMAIL_ERROR_CODES } from "./error-codes.js";
 
 export { revokeUserOAuthTokens } from "./grants.js";
 
@@ -12,6 +13,7 @@ export { revokeUserOAuthTokens } from "./grants.js";
 export function accountEmail(options: ChangeEmailOptions) {
   return {
     id: "account-email",
+    $ERROR_CODES: ACCOUNT_EMAIL_ERROR_CODES,
     endpoints: { ...changeEmailEndpoints(options), revokeSession },
     hooks: { after: [stripSessionTokens] },
   } satisfies BetterAuthPlugin;

@@ -40,11 +40,11 @@ export const revokeSession = createAuthEndpoint(
       const row = await ctx.context.adapter.findOne<{ token: string; userId: string }>({ model: "session", where: [{ field: "id", value: ctx.body.id }] });
       // Another account's session and no session answer alike.
       if (!row || row.userId !== me.user.id || (token !== undefined && token !== row.token)) {
-        throw new APIError("NOT_FOUND", { code: "SESSION_NOT_FOUND", message: ACCOUNT_EMAIL_ERROR_CODES.SESSION_NOT_FOUND });
+        throw APIError.from("NOT_FOUND", ACCOUNT_EMAIL_ERROR_CODES.SESSION_NOT_FOUND);
       }
       token = row.token;
     }
-    if (token === undefined) throw new APIError("BAD_REQUEST", { code: "TOKEN_OR_ID_REQUIRED", message: ACCOUNT_EMAIL_ERROR_CODES.TOKEN_OR_ID_REQUIRED });
+    if (token === undefined) throw APIError.from("BAD_REQUEST", ACCOUNT_EMAIL_ERROR_CODES.TOKEN_OR_ID_REQUIRED);
     // better-auth's rule for tokens: someone else's token is left alone, and the answer is the same.
     if ((await ctx.context.internalAdapter.findSession(token))?.session.userId === me.user.id) {
       await ctx.context.internalAdapter.deleteSession(token);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { APIError, createAuthEndpoint, sessionMiddleware } from "better-auth/api";
+import { agentError } from "@better-auth/agent-auth";
+import { createAuthEndpoint, sessionMiddleware } from "better-auth/api";
 import * as v from "valibot";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
@@ -48,7 +49,7 @@ export function approvalLookup(describe: (name: string) => string | undefined) {
     "/agent-approval",
     { method: "GET", query: v.object({ user_code: v.pipe(v.string(), v.maxLength(64)) }), use: [sessionMiddleware], metadata: { openapi: { description: "Look up the pending agent approval request a user code names." } } },
     async (ctx) => {
-      const notFound = () => new APIError("NOT_FOUND", { error: CODES.APPROVAL_NOT_FOUND, message: "No pending request has that code." });
+      const notFound = () => agentError("NOT_FOUND", CODES.APPROVAL_NOT_FOUND);
       const code = normalizeAgentUserCode(ctx.query.user_code);
       if (!code) throw notFound();
       const adapter = ctx.context.adapter;
@@ -56,7 +57,7 @@ export function approvalLookup(describe: (name: string) => string | undefined) {
       if (!approval?.agentId) throw notFound();
       const agent = await adapter.findOne<AgentRow>({ model: "agent", where: [{ field: "id", value: approval.agentId }] });
       if (!agent || (agent.userId && agent.userId !== ctx.context.session.user.id)) throw notFound();
-      if (new Date(approval.expiresAt) <= new Date()) throw new APIError("BAD_REQUEST", { error: CODES.APPROVAL_EXPIRED, message: "That code has expired." });
+      if (new Date(approval.expiresAt) <= new Date()) throw agentError("BAD_REQUEST", CODES.APPROVAL_EXPIRED);
       const host = agent.hostId ? await adapter.findOne<{ name: string | null }>({ model: "agentHost", where: [{ field: "id", value: agent.hostId }] }) : null;
       const grants = await adapter.findMany<GrantRow>({ model: "agentCapabilityGrant", where: [{ field: "agentId", value: agent.id }, { field: "status", value: "pending" }] });
       ctx.setHeader("Cache-Control", "no-store");

@@ -1,7 +1,8 @@
-import { APIError } from "better-auth/api";
+import { AGENT_AUTH_ERROR_CODES, agentError } from "@better-auth/agent-auth";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
-import { ProblemError } from "../../lib/errors.js";
+import { problem, ProblemError } from "../../lib/errors.js";
+import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { backupStatus, pushBackup, PushBackupInput, type BackupCaller } from "../backup/service.js";
 import { listRegistrations } from "../bap-identity/registrations.js";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
@@ -97,13 +98,13 @@ function argumentsOf<S extends v.GenericSchema>(schema: S, input: Record<string,
   const result = v.safeParse(schema, input ?? {});
   if (result.success) return result.output;
   const errors = result.issues.map((issue) => ({ pointer: "/" + (issue.path?.map((p) => String(p.key)).join("/") ?? ""), reason: issue.message }));
-  throw new APIError(400, { error: CODES.INVALID_ARGUMENTS, message: `The arguments are invalid: ${errors.map((e) => `${e.pointer} ${e.reason}`).join("; ")}`, errors });
+  throw agentError(400, CODES.INVALID_ARGUMENTS, `The arguments are invalid: ${errors.map((e) => `${e.pointer} ${e.reason}`).join("; ")}`, undefined, { errors });
 }
 
 /** Our problem vocabulary, spoken in agent-auth's `{error, message}` shape (it passes APIErrors through). */
 function asAgentError(err: unknown): unknown {
   if (!(err instanceof ProblemError)) return err;
-  return new APIError(err.status as 400, { error: (err.extra.code ?? "request_failed").toLowerCase(), message: err.detail });
+  return agentError(err.status as 400, { code: (err.extra.code ?? CODES.REQUEST_FAILED.code).toLowerCase(), message: err.detail });
 }
 
 /** Runs one capability for the agent's owner. */
@@ -121,17 +122,17 @@ export async function executeCapability(deps: CapabilityDeps, capability: string
         return await backupStatus(deps.db, caller);
       case "backup.push": {
         const input = argumentsOf(PushArguments, args);
-        if (input.encryptedBackup.length > deps.backupMaxBytes) throw new ProblemError(413, `encryptedBackup is over the ${deps.backupMaxBytes}-byte limit.`, { code: "BACKUP_TOO_LARGE" });
+        if (input.encryptedBackup.length > deps.backupMaxBytes) throw problem(PROBLEM_CODES.BACKUP_TOO_LARGE, { detail: `encryptedBackup is over the ${deps.backupMaxBytes}-byte limit.` });
         return await pushBackup(deps.db, caller, input);
       }
       case "nft.verify_ownership":
         argumentsOf(VerifyOwnershipArguments, args);
         // Honest answer: wallet connections (spec, /api/wallet/*) do not exist in this service
         // yet, so there is nothing to check ownership against. A "false" would be a lie.
-        throw new APIError(501, { error: CODES.NOT_AVAILABLE, message: "NFT ownership checks are not available yet: this service has no wallet connections to check." });
+        throw agentError(501, CODES.NOT_AVAILABLE, "NFT ownership checks are not available yet: this service has no wallet connections to check.");
     }
   } catch (err) {
     throw asAgentError(err);
   }
-  throw new APIError(404, { error: "capability_not_found", message: `Capability "${capability}" does not exist.` });
+  throw agentError(404, AGENT_AUTH_ERROR_CODES.CAPABILITY_NOT_FOUND, `Capability "${capability}" does not exist.`);
 }

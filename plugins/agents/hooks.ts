@@ -1,4 +1,5 @@
-import { APIError, createAuthMiddleware } from "better-auth/api";
+import { agentError } from "@better-auth/agent-auth";
+import { createAuthMiddleware } from "better-auth/api";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
@@ -34,7 +35,6 @@ function agentJwtOf(headers: Headers | undefined): { typ: string; sub?: string; 
   }
 }
 
-const paused = (error: string, what: string) => new APIError("FORBIDDEN", { error, message: `This ${what} is paused by its owner.` });
 
 export function pauseGuard() {
   return {
@@ -47,12 +47,12 @@ export function pauseGuard() {
       let hostId: string | null | undefined;
       if (jwt.typ === "agent+jwt" && jwt.sub) {
         const agent = await adapter.findOne<Row>({ model: "agent", where: [{ field: "id", value: jwt.sub }] });
-        if (agent?.status === "paused") throw paused(CODES.AGENT_PAUSED, "agent");
+        if (agent?.status === "paused") throw agentError("FORBIDDEN", CODES.AGENT_PAUSED);
         hostId = agent?.hostId;
       } else if (jwt.typ === "host+jwt" && jwt.iss) {
         hostId = (await hostById(jwt.iss))?.id ?? (await adapter.findOne<Row>({ model: "agentHost", where: [{ field: "kid", value: jwt.iss }] }))?.id;
       }
-      if (hostId && (await hostById(hostId))?.status === "paused") throw paused(CODES.HOST_PAUSED, "host");
+      if (hostId && (await hostById(hostId))?.status === "paused") throw agentError("FORBIDDEN", CODES.HOST_PAUSED);
     }),
   };
 }

@@ -1,6 +1,5 @@
-import { agentAuth, type AgentAuthEvent } from "@better-auth/agent-auth";
+import { agentAuth, agentError, type AgentAuthEvent } from "@better-auth/agent-auth";
 import type { BetterAuthPlugin } from "better-auth";
-import { APIError } from "better-auth/api";
 import type { ReplayCache } from "../../lib/bitcoin-auth.js";
 import type { Logger } from "../../lib/logger.js";
 import type { SafeFetch } from "../../lib/safe-fetch.js";
@@ -62,7 +61,7 @@ export function agents(options: AgentsOptions) {
     trustProxy: options.trustProxy ?? false,
     async onExecute({ capability, arguments: args, agentSession }) {
       const userId = agentSession.userId;
-      if (!userId) throw new APIError("FORBIDDEN", { error: CODES.OWNER_REQUIRED, message: "This agent acts for no account yet: have a person claim it first." });
+      if (!userId) throw agentError("FORBIDDEN", CODES.OWNER_REQUIRED);
       return executeCapability(options, capability, args, { agentId: agentSession.agentId, userId, user: agentSession.user });
     },
     // Audit trail: what happened to whom, never arguments or results (a backup is in them).
@@ -74,6 +73,7 @@ export function agents(options: AgentsOptions) {
   return {
     ...plugin,
     endpoints: { ...endpoints, agentDeviceCode, agentApprovalLookup: approvalLookup(describe) },
+    $ERROR_CODES: { ...plugin.$ERROR_CODES, ...CODES },
     // Pause runs before agent-auth's hook (which would reactivate a paused agent); the others
     // after it, so they see only JWTs agent-auth has verified (ctx.context.hostSession).
     hooks: { ...plugin.hooks, before: [pauseGuard(), ...plugin.hooks.before, hostJwtReplayGuard(options.replay), ownerGuard(), approvalGuard(), jwksUrlGuard(options.safeFetch)] },

@@ -1,4 +1,5 @@
-import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
+import { AGENT_AUTH_ERROR_CODES, agentError } from "@better-auth/agent-auth";
+import { createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
 
 /**
  * Only the owner changes what a host or agent may do, or whom it acts for.
@@ -36,8 +37,8 @@ interface HostSession {
 }
 
 // Someone else's host answers like a missing one, as agent-auth does for non-members.
-const hostNotFound = () => new APIError("NOT_FOUND", { error: "host_not_found", message: "Host not found" });
-const notOwner = (message: string) => new APIError("FORBIDDEN", { error: "unauthorized", message });
+const hostNotFound = () => agentError("NOT_FOUND", AGENT_AUTH_ERROR_CODES.HOST_NOT_FOUND);
+const notOwner = (message: string) => agentError("FORBIDDEN", AGENT_AUTH_ERROR_CODES.UNAUTHORIZED, message);
 
 export function ownerGuard() {
   return {

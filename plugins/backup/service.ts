@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { BAP_ID_PATTERN } from "../../lib/bap.js";
-import { ProblemError } from "../../lib/errors.js";
-import { BACKUP_ERROR_CODES as CODES } from "./error-codes.js";
+import { problem } from "../../lib/errors.js";
+import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import * as store from "./store.js";
 
 /**
@@ -36,8 +36,8 @@ export interface BackupStatus {
   linkedOAuthAccounts: { provider: string; accountId: string; linkedAt: string }[];
 }
 
-export const notOwned = (detail = "That BAP identity is not yours.") => new ProblemError(403, detail, { code: CODES.IDENTITY_NOT_OWNED });
-export const noIdentity = () => new ProblemError(404, "This account has no BAP identity to hold a backup.", { code: CODES.NO_BAP_IDENTITY });
+export const notOwned = (detail?: string) => problem(CODES.IDENTITY_NOT_OWNED, { detail });
+export const noIdentity = () => problem(CODES.NO_BAP_IDENTITY);
 
 /**
  * The identity a caller's writes and status speak for: the one an OAuth token was issued

@@ -1,13 +1,14 @@
+import { BASE_ERROR_CODES } from "@better-auth/core/error";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { safeRedirectPath } from "../../lib/redirect-target.js";
 
 /** Where better-auth reads a redirect target, with the code its own origin check answers for it. */
 const TARGETS = [
-  ["callbackURL", "INVALID_CALLBACK_URL", "Invalid callbackURL"],
-  ["redirectTo", "INVALID_REDIRECT_URL", "Invalid redirectURL"],
-  ["errorCallbackURL", "INVALID_ERROR_CALLBACK_URL", "Invalid errorCallbackURL"],
-  ["newUserCallbackURL", "INVALID_NEW_USER_CALLBACK_URL", "Invalid newUserCallbackURL"],
+  ["callbackURL", BASE_ERROR_CODES.INVALID_CALLBACK_URL],
+  ["redirectTo", BASE_ERROR_CODES.INVALID_REDIRECT_URL],
+  ["errorCallbackURL", BASE_ERROR_CODES.INVALID_ERROR_CALLBACK_URL],
+  ["newUserCallbackURL", BASE_ERROR_CODES.INVALID_NEW_USER_CALLBACK_URL],
 ] as const;
 
 /**
@@ -30,9 +31,9 @@ export function callbackUrls() {
           handler: createAuthMiddleware(async (ctx) => {
             const sources = [ctx.body, ctx.query].filter((s): s is Record<string, unknown> => Boolean(s) && typeof s === "object");
             for (const source of sources) {
-              for (const [key, code, message] of TARGETS) {
+              for (const [key, error] of TARGETS) {
                 const value = source[key];
-                if (typeof value === "string" && /^[/\\]/.test(value.trimStart()) && !safeRedirectPath(value)) throw new APIError("FORBIDDEN", { message, code });
+                if (typeof value === "string" && /^[/\\]/.test(value.trimStart()) && !safeRedirectPath(value)) throw APIError.from("FORBIDDEN", error);
               }
             }
           }),

@@ -6,7 +6,7 @@ import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoi
 import { addressOf, bapIdOfMemberKey, isBapId, isKeyAccountEmail, keyAccountEmail } from "../../lib/bap.js";
 import { isSuspended } from "../bap-identity/registrations.js";
 import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../bap-identity/store.js";
-import { KEY_SIGN_IN_ERROR_CODES } from "./error-codes.js";
+import { KEY_SIGN_IN_ERROR_CODES as CODES } from "./error-codes.js";
 
 export interface KeySignInOptions {
   /** The Kysely instance better-auth uses: identities are read and written through plugins/bap-identity/store.ts. */
@@ -24,14 +24,11 @@ export interface KeySignInOptions {
   maxBodyBytes?: number;
 }
 
-const fail = (status: "UNAUTHORIZED" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT", code: keyof typeof KEY_SIGN_IN_ERROR_CODES) =>
-  new APIError(status, { message: KEY_SIGN_IN_ERROR_CODES[code], code });
-
 /** Reads the raw body (the endpoint clones the request, so the original is still unread). */
 async function rawBody(request: Request | undefined, max: number): Promise<string> {
-  if (!request) throw fail("BAD_REQUEST", "REQUEST_REQUIRED");
+  if (!request) throw APIError.from("BAD_REQUEST", CODES.REQUEST_REQUIRED);
   const text = await request.text();
-  if (text.length > max) throw fail("BAD_REQUEST", "INVALID_BODY");
+  if (text.length > max) throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
   return text;
 }
 
@@ -46,12 +43,12 @@ function parseSignInBody(raw: string): { bapId: string | null; signedBody: strin
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw fail("BAD_REQUEST", "INVALID_BODY");
+    throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
   }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw fail("BAD_REQUEST", "INVALID_BODY");
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
   const keys = Object.keys(parsed);
   const bapId = (parsed as { bapId?: unknown }).bapId;
-  if (keys.length !== 1 || !isBapId(bapId) || raw !== JSON.stringify({ bapId })) throw fail("BAD_REQUEST", "INVALID_BODY");
+  if (keys.length !== 1 || !isBapId(bapId) || raw !== JSON.stringify({ bapId })) throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
   return { bapId, signedBody: raw };
 }
 
@@ -70,7 +67,7 @@ export function keySignIn(options: KeySignInOptions) {
 
   async function verify(token: string | null, requestPath: string, body: string | undefined) {
     const result = await verifyBitcoinAuthToken(token, { requestPath, body }, options.bitcoinAuth);
-    if (!result.ok) throw fail("UNAUTHORIZED", "INVALID_AUTH_TOKEN");
+    if (!result.ok) throw APIError.from("UNAUTHORIZED", CODES.INVALID_AUTH_TOKEN);
     return result.pubkey;
   }
 
@@ -82,11 +79,12 @@ export function keySignIn(options: KeySignInOptions) {
   function refuseReservedEmail(data: { email?: unknown }, ctx: { path?: string } | null | undefined, creating: boolean) {
     if (!isKeyAccountEmail(data.email)) return;
     if (creating && ctx?.path === signUpPath) return;
-    throw fail("BAD_REQUEST", "RESERVED_EMAIL_DOMAIN");
+    throw APIError.from("BAD_REQUEST", CODES.RESERVED_EMAIL_DOMAIN);
   }
 
   return {
     id: "key-sign-in",
+    $ERROR_CODES: CODES,
     init() {
       return {
         options: {
@@ -120,14 +118,14 @@ export function keySignIn(options: KeySignInOptions) {
           // for records without one, the key whose address derives the bapId).
           const memberKey = profile?.memberPubkey ?? null;
           const owns = profile && (memberKey ? memberKey === signer : bapIdOfMemberKey(signer) === profile.bapId);
-          if (!profile || !owns) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
+          if (!profile || !owns) throw APIError.from("FORBIDDEN", CODES.RESTORE_PROFILE_NOT_FOUND);
           // Told only to the key's holder (ownership is proven above): the account's owner proved
           // the mailbox after this identity was attached, and has not confirmed it since.
-          if (isSuspended(profile)) throw fail("FORBIDDEN", "IDENTITY_SUSPENDED");
+          if (isSuspended(profile)) throw APIError.from("FORBIDDEN", CODES.IDENTITY_SUSPENDED);
 
           const user = await ctx.context.internalAdapter.findUserById(profile.userId);
-          if (!user) throw fail("FORBIDDEN", "RESTORE_PROFILE_NOT_FOUND");
-          if ((user as { banned?: boolean }).banned) throw new APIError("FORBIDDEN", { message: "This account is banned.", code: "BANNED_USER" });
+          if (!user) throw APIError.from("FORBIDDEN", CODES.RESTORE_PROFILE_NOT_FOUND);
+          if ((user as { banned?: boolean }).banned) throw APIError.from("FORBIDDEN", CODES.BANNED_USER);
           const session = await ctx.context.internalAdapter.createSession(user.id, false, { selectedBapId: profile.bapId });
           await setSessionCookie(ctx, { session, user });
           return ctx.json({ token: session.token, user: { id: user.id, pubkey: (user as { pubkey?: string | null }).pubkey ?? signer, name: user.name } });
@@ -142,19 +140,19 @@ export function keySignIn(options: KeySignInOptions) {
           try {
             body = JSON.parse(raw);
           } catch {
-            throw fail("BAD_REQUEST", "INVALID_BODY");
+            throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
           }
           if (!body || typeof body !== "object" || !isBapId(body.bapId) || body.intent !== "sign-up" || Object.keys(body).length !== 2) {
-            throw fail("BAD_REQUEST", "INVALID_BODY");
+            throw APIError.from("BAD_REQUEST", CODES.INVALID_BODY);
           }
           const bapId = body.bapId;
           const path = basePath + signUpPath;
           const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, path, raw);
           const proof = await verifyBitcoinAuthToken(ctx.headers?.get("x-sigma-enrollment-proof") ?? null, { requestPath: path, body: raw, use: "x-sigma-enrollment-proof" }, options.bitcoinAuth);
           // Both from the identity's member key: its address is the root address the bapId derives from.
-          if (!proof.ok || proof.pubkey !== signer || bapIdOfMemberKey(signer) !== bapId) throw fail("UNAUTHORIZED", "INVALID_ENROLLMENT_PROOF");
+          if (!proof.ok || proof.pubkey !== signer || bapIdOfMemberKey(signer) !== bapId) throw APIError.from("UNAUTHORIZED", CODES.INVALID_ENROLLMENT_PROOF);
 
-          if (await findIdentity(options.db, bapId)) throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
+          if (await findIdentity(options.db, bapId)) throw APIError.from("CONFLICT", CODES.IDENTITY_ALREADY_REGISTERED);
           // The reserved key-account address (lib/bap.ts); emailVerified stays false.
           const email = keyAccountEmail(bapId);
           const user = await ctx.context.internalAdapter.createUser({ name: bapId, email, emailVerified: false, pubkey: signer }, ctx);
@@ -164,7 +162,7 @@ export function keySignIn(options: KeySignInOptions) {
           } catch {
             // Lost a race for the same bapId (unique): leave no half-made account behind.
             await ctx.context.internalAdapter.deleteUser(user.id);
-            throw fail("CONFLICT", "IDENTITY_ALREADY_REGISTERED");
+            throw APIError.from("CONFLICT", CODES.IDENTITY_ALREADY_REGISTERED);
           }
           const session = await ctx.context.internalAdapter.createSession(user.id, false, { selectedBapId: bapId });
           await setSessionCookie(ctx, { session, user });

@@ -1,8 +1,9 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
+import { OAuthError } from "../../lib/errors.js";
+import { oauthErrorResponse } from "../../lib/respond.js";
 import { rawFormOf } from "../../lib/validate.js";
-import { MEMBER_KEY_ERRORS } from "./error-codes.js";
 import { namedClientIds, repeatedParameter } from "./named-clients.js";
 import { memberKeySchema } from "./schema.js";
 
@@ -15,13 +16,6 @@ export interface MemberKeyOptions {
 }
 
 const CLIENT_CACHE_MS = 30_000;
-
-function oauthError(status: number, error: string, description: string): Response {
-  return new Response(JSON.stringify({ error, error_description: description }), {
-    status,
-    headers: { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" },
-  });
-}
 
 /**
  * Clients registered with a member public key (`member_pubkey`) authenticate every token
@@ -65,12 +59,12 @@ export function memberKey(options: MemberKeyOptions) {
             // The endpoint takes only application/x-www-form-urlencoded (RFC 6749 §4.1.3), whose
             // raw text better-call kept for exactly this re-read (patches/better-call+1.4.5.patch).
             const raw = rawFormOf(request) ?? (await request.clone().text());
-            if (raw.length > maxBody) return oauthError(413, MEMBER_KEY_ERRORS.invalidRequest, "request body too large");
+            if (raw.length > maxBody) return oauthErrorResponse(new OAuthError("invalid_request", "request body too large", { status: 413 }));
             const form = new URLSearchParams(raw);
             // RFC 6749 §3.2: parameters MUST NOT be included more than once. An empty first
             // client_id followed by a real one read as two different clients to two readers.
             const repeated = repeatedParameter(form);
-            if (repeated) return oauthError(400, MEMBER_KEY_ERRORS.invalidRequest, `${repeated} must not be repeated`);
+            if (repeated) return oauthErrorResponse(new OAuthError("invalid_request", `${repeated} must not be repeated`));
 
             const keys = new Set<string>();
             for (const clientId of namedClientIds(form, request.headers.get("authorization"))) {
@@ -82,7 +76,7 @@ export function memberKey(options: MemberKeyOptions) {
             // The signer must be the key every named member-key client registered, not merely any valid key.
             if (!result.ok || keys.size !== 1 || !keys.has(result.pubkey)) {
               ctx.context.logger.info("member-key client authentication failed", { reason: result.ok ? "signer is not the registered key" : result.reason });
-              return oauthError(401, MEMBER_KEY_ERRORS.invalidClient, "client authentication failed");
+              return oauthErrorResponse(new OAuthError("invalid_client", "client authentication failed"));
             }
           }),
         },

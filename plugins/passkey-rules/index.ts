@@ -28,7 +28,7 @@ export function passkeyRules(db: Kysely<any>) {
             // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
             const left = await remainingSignInMethods(ctx.context, db, passkey.userId, "");
             if (!left.password && !left.accounts && left.passkeys - 1 <= 0 && !left.bapIdentities) {
-              throw new APIError("BAD_REQUEST", { code: "LAST_SIGN_IN_METHOD", message: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD });
+              throw APIError.from("BAD_REQUEST", SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD);
             }
           }),
         },

@@ -11,8 +11,6 @@ export const MAX_USER_IMAGE = 2048;
 /** The routes where a person sets their own name and picture. */
 const PROFILE_WRITES = new Set(["/sign-up/email", "/update-user"]);
 
-const refuse = (code: keyof typeof CODES) => new APIError("BAD_REQUEST", { message: CODES[code], code });
-
 /**
  * A person's `name` and `image` are shown on our pages and released as the `name` and
  * `picture` claims, so relying parties put them in their pages too (OIDC Core §5.1 says
@@ -36,6 +34,7 @@ export function profileFields(options: { development: boolean }) {
   }
   return {
     id: "profile-fields",
+    $ERROR_CODES: CODES,
     init: () => ({ options: { databaseHooks: { user: { create: { before: cleanUserWrite }, update: { before: cleanUserWrite } } } } }),
     hooks: {
       before: [
@@ -44,8 +43,8 @@ export function profileFields(options: { development: boolean }) {
           handler: createAuthMiddleware(async (ctx) => {
             const body = ctx.body as { name?: unknown; image?: unknown } | undefined;
             if (!body || typeof body !== "object") return;
-            if (typeof body.name === "string" && displayNameProblem(body.name, MAX_USER_NAME)) throw refuse("INVALID_NAME");
-            if (typeof body.image === "string" && body.image !== "" && !safeImage(body.image)) throw refuse("INVALID_IMAGE");
+            if (typeof body.name === "string" && displayNameProblem(body.name, MAX_USER_NAME)) throw APIError.from("BAD_REQUEST", CODES.INVALID_NAME);
+            if (typeof body.image === "string" && body.image !== "" && !safeImage(body.image)) throw APIError.from("BAD_REQUEST", CODES.INVALID_IMAGE);
           }),
         },
       ],

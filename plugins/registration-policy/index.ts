@@ -1,6 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { isCompressedPubkey } from "../../lib/bitcoin-auth.js";
+import type { OAuthErrorCode } from "../../lib/errors.js";
 import { displayNameProblem, isLoopbackHttp, isPublicHttpsUrl } from "../../lib/user-facing.js";
 
 const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
@@ -10,7 +11,8 @@ function isHttpLoopback(uri: unknown): boolean {
   return url ? isLoopbackHttp(url) : false;
 }
 
-function invalidMetadata(description: string, error = "invalid_client_metadata"): never {
+/** RFC 7591 §3.2.2: a refused registration is `invalid_client_metadata`, or `invalid_redirect_uri` for a redirect URI. */
+function invalidMetadata(description: string, error: OAuthErrorCode = "invalid_client_metadata"): never {
   throw new APIError("BAD_REQUEST", { error, error_description: description });
 }
 
@@ -54,7 +56,7 @@ function checkSizes(body: Record<string, unknown>) {
   for (const field of LISTS) {
     const value = body[field];
     if (!Array.isArray(value)) continue;
-    const error = field.endsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
+    const error: OAuthErrorCode = field.endsWith("redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata";
     if (value.length > MAX_LIST) invalidMetadata(`${field} may list at most ${MAX_LIST} values`, error);
     if (value.some((item) => typeof item === "string" && item.length > LIST_ITEM_MAX[field])) invalidMetadata(`a value of ${field} is longer than ${LIST_ITEM_MAX[field]} characters`, error);
   }

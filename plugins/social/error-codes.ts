@@ -1,5 +1,9 @@
-/** Error codes of social sign-in and account linking, as `code` members of better-auth's `{message, code}` bodies. */
-export const SOCIAL_ERROR_CODES = {
-  LAST_SIGN_IN_METHOD: "This is your last way to sign in. Add a password, a passkey, a BAP identity or another account first.",
+import { defineErrorCodes } from "@better-auth/core/utils/error-codes";
+import { PROBLEM_CODES } from "../../lib/problem-codes.js";
+
+/** Error codes of social sign-in and account linking, as `code` members of better-auth's `{message, code}` bodies (the plugin's `$ERROR_CODES`). */
+export const SOCIAL_ERROR_CODES = defineErrorCodes({
+  /** The same words as the problem /api/user/bap-ids answers with. */
+  LAST_SIGN_IN_METHOD: PROBLEM_CODES.LAST_SIGN_IN_METHOD.detail,
   ID_TOKEN_NONCE_REQUIRED: "This ID token is bound to a nonce: send it as idToken.nonce.",
-} as const;
+});

@@ -22,6 +22,7 @@ const ID_TOKEN_PATHS = new Set(["/sign-in/social", "/link-social"]);
 export function social(db: Kysely<any>) {
   return {
     id: "social",
+    $ERROR_CODES: SOCIAL_ERROR_CODES,
     init() {
       return {
         options: {
@@ -34,7 +35,7 @@ export function social(db: Kysely<any>) {
                   if (ctx?.path !== "/unlink-account") return;
                   const left = await remainingSignInMethods(ctx.context, db, String(account.userId), String(account.id));
                   if (!left.password && !left.accounts && !left.passkeys && !left.bapIdentities) {
-                    throw new APIError("BAD_REQUEST", { code: "LAST_SIGN_IN_METHOD", message: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD });
+                    throw APIError.from("BAD_REQUEST", SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD);
                   }
                 },
               },
@@ -51,7 +52,7 @@ export function social(db: Kysely<any>) {
             const idToken = (ctx.body as { idToken?: { token?: unknown; nonce?: unknown } } | undefined)?.idToken;
             if (!idToken || typeof idToken.token !== "string") return;
             if (idTokenNonceClaim(idToken.token) !== null && (typeof idToken.nonce !== "string" || !idToken.nonce)) {
-              throw new APIError("UNAUTHORIZED", { code: "ID_TOKEN_NONCE_REQUIRED", message: SOCIAL_ERROR_CODES.ID_TOKEN_NONCE_REQUIRED });
+              throw APIError.from("UNAUTHORIZED", SOCIAL_ERROR_CODES.ID_TOKEN_NONCE_REQUIRED);
             }
           }),
         },

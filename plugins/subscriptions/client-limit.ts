@@ -46,8 +46,8 @@ export function clientLimitHook(tiers: TierService) {
       if (owned < tier.maxOAuthClients) return;
       const message = `The ${tier.name} tier allows ${tier.maxOAuthClients} OAuth client${tier.maxOAuthClients === 1 ? "" : "s"} and you own ${owned}. Delete one or upgrade your subscription.`;
       // RFC 7591 §3.2.2 errors on the registration endpoint; better-auth's {code, message} on create-client.
-      if (ctx.path === "/oauth2/register") throw new APIError("FORBIDDEN", { error: "access_denied", error_description: message, code: CODES.CLIENT_LIMIT_REACHED, tier: tier.id, limit: tier.maxOAuthClients });
-      throw new APIError("FORBIDDEN", { code: CODES.CLIENT_LIMIT_REACHED, message, tier: tier.id, limit: tier.maxOAuthClients });
+      if (ctx.path === "/oauth2/register") throw new APIError("FORBIDDEN", { error: "access_denied", error_description: message, code: CODES.CLIENT_LIMIT_REACHED.code, tier: tier.id, limit: tier.maxOAuthClients });
+      throw new APIError("FORBIDDEN", { code: CODES.CLIENT_LIMIT_REACHED.code, message, tier: tier.id, limit: tier.maxOAuthClients });
     }),
   };
 }

@@ -3,6 +3,7 @@ import { createAuthMiddleware } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { isJsonObject } from "../../lib/json.js";
 import { clientLimitHook } from "./client-limit.js";
+import { SUBSCRIPTION_ERROR_CODES } from "./error-codes.js";
 import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
@@ -17,6 +18,7 @@ export function subscriptions(options: { db: Kysely<any>; tiers: TierService }) 
   return {
     id: "subscriptions",
     schema: subscriptionSchema,
+    $ERROR_CODES: SUBSCRIPTION_ERROR_CODES,
     init(ctx) {
       // Tier changes go through better-auth, so the user cached in sessions (Redis) follows.
       tiers.bindWriter(async (userId, tier) => {

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
-import { ProblemError } from "../../lib/errors.js";
+import { problem } from "../../lib/errors.js";
 import type { Logger } from "../../lib/logger.js";
-import { SUBSCRIPTION_ERROR_CODES as CODES } from "./error-codes.js";
+import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from "./tiers.js";
 
 /**
@@ -94,7 +94,7 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
     } catch (err) {
       logger.warn("tier ownership check failed", { err, userId });
       if (cached) return cached.status;
-      throw new ProblemError(503, "NFT ownership could not be checked just now; try again shortly.", { code: CODES.OWNERSHIP_UNAVAILABLE, headers: { "retry-after": "30" } });
+      throw problem(PROBLEM_CODES.OWNERSHIP_UNAVAILABLE, { headers: { "retry-after": "30" } });
     }
     remember(userId, fresh);
     await record(userId, fresh.tier);

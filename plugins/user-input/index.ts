@@ -1,3 +1,4 @@
+import { BASE_ERROR_CODES } from "@better-auth/core/error";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 
@@ -33,7 +34,7 @@ export function userInput() {
             if (!fields || typeof fields !== "object") return;
             for (const [name, valid] of Object.entries(FIELD_TYPES)) {
               const value = (fields as Record<string, unknown>)[name];
-              if (value !== undefined && !valid(value)) throw new APIError("BAD_REQUEST", { message: `[body.${name}] must be a string.`, code: "VALIDATION_ERROR" });
+              if (value !== undefined && !valid(value)) throw new APIError("BAD_REQUEST", { message: `[body.${name}] must be a string.`, code: BASE_ERROR_CODES.VALIDATION_ERROR.code });
             }
           }),
         },

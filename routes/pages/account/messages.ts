@@ -45,7 +45,7 @@ const OUR_WORDS: Record<string, string> = {
   INVALID_PASSWORD: "That password is not right.",
   REAUTHENTICATION_REQUIRED: "Type your password to change your e-mail address (without a password: sign out, sign in again, then change it).",
   SESSION_NOT_FRESH: "For your security, sign out and sign in again before making this change.",
-  LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD,
+  LAST_SIGN_IN_METHOD: SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD.message,
   INVALID_CODE: "That code is not right. Check your authenticator app and try again.",
   RATE_LIMITED: "Too many attempts. Wait a minute and try again.",
   NOT_FOUND: "That item no longer exists.",
@@ -62,7 +62,8 @@ export function errorWords(auth: Auth, code: string | null | undefined): string 
   if (!code || !/^[A-Z0-9_]{1,100}$/.test(code)) return null;
   if (OUR_WORDS[code]) return OUR_WORDS[code];
   const known = (auth.$ERROR_CODES as Record<string, { message?: string } | undefined>)[code];
-  return known?.message ? `${known.message}.` : OUR_WORDS.FAILED!;
+  // better-auth's own messages end without a full stop; our plugins' (their $ERROR_CODES) with one.
+  return known?.message ? (known.message.endsWith(".") ? known.message : `${known.message}.`) : OUR_WORDS.FAILED!;
 }
 
 export function noticeWords(key: string | null | undefined): string | null {

@@ -1,0 +1,57 @@
+/**
+ * Every `code` member our RFC 9457 problem details carry (RFC 9457 §3.2 extension member),
+ * with the status it is answered with and its usual detail. A route names an entry
+ * (`problem(PROBLEM_CODES.BAP_ID_TAKEN)`), never a string: a code that is not here cannot
+ * be sent (tests/error-catalog.test.ts checks the sources too).
+ *
+ * Shaped like better-auth's `defineErrorCodes`: each entry knows its own `code`.
+ */
+function defineProblemCodes<const T extends Record<string, { status: number; detail: string }>>(codes: T): { [K in keyof T & string]: T[K] & { readonly code: K } } {
+  return Object.fromEntries(Object.entries(codes).map(([code, entry]) => [code, { ...entry, code }])) as never;
+}
+
+export const PROBLEM_CODES = defineProblemCodes({
+  /** The Bitcoin-Auth token is missing, malformed, stale, replayed or signed for another request. */
+  INVALID_AUTH_TOKEN: { status: 401, detail: "The Bitcoin-Auth token is missing, malformed, stale, already used or not signed for this request." },
+  /** RFC 6750 §3.1: the access token lacks the scope the resource needs (lower case, as RFC 6750 spells it). */
+  insufficient_scope: { status: 403, detail: "This access token was not granted the scope this resource needs." },
+  /** The request is signed by a key that is not the identity's member key. */
+  NOT_MEMBER_KEY: { status: 403, detail: "The signing key is not this identity's member key." },
+  /** The named identity is not the caller's. */
+  IDENTITY_NOT_OWNED: { status: 403, detail: "That BAP identity is not yours." },
+  /** link-oauth: the caller has no such linked provider account (better-auth `account` row). */
+  ACCOUNT_NOT_LINKED: { status: 403, detail: "That provider account is not linked to your account." },
+  /** No backup is stored for the identity (spec, Errors 6 and 7). */
+  BACKUP_NOT_FOUND: { status: 404, detail: "No backup is stored for this identity." },
+  /** The account has no BAP identity to store a backup for. */
+  NO_BAP_IDENTITY: { status: 404, detail: "This account has no BAP identity to hold a backup." },
+  /** sync: no registered profile or account matches the identity. */
+  PROFILE_NOT_FOUND: { status: 404, detail: "No registered profile or account matches this identity." },
+  /** The BAP identity is registered to another account. */
+  BAP_ID_TAKEN: { status: 409, detail: "This BAP identity is registered to another account." },
+  /** The transaction id is already recorded for a publication. */
+  TXID_ALREADY_RECORDED: { status: 409, detail: "That transaction is already recorded." },
+  /** The change would leave the account without a way to sign in (the social plugin says the same in its own family). */
+  LAST_SIGN_IN_METHOD: { status: 409, detail: "This is your last way to sign in. Add a password, a passkey, a BAP identity or another account first." },
+  /** link-oauth: that provider account already recovers another identity. */
+  OAUTH_ALREADY_LINKED: { status: 409, detail: "That provider account already recovers another identity." },
+  /** The thing is not in a state the action applies to (an agent already revoked, a host not paused). */
+  INVALID_STATE: { status: 409, detail: "That no longer applies: it changed meanwhile." },
+  /** A unique constraint clashed (lib/errors.ts UniqueViolation). */
+  ALREADY_EXISTS: { status: 409, detail: "This already exists (unique constraint): it may have been created just now by another request." },
+  /** The encrypted backup is over the configured size limit. */
+  BACKUP_TOO_LARGE: { status: 413, detail: "encryptedBackup is over the size limit." },
+  /** checkout: Stripe is not configured on this server (STRIPE_SECRET_KEY). */
+  PAYMENTS_NOT_CONFIGURED: { status: 503, detail: "Payments are not configured on this server." },
+  /** checkout: no Stripe price is configured for that tier and interval (spec, Errors 8: 400). */
+  PRICE_NOT_CONFIGURED: { status: 400, detail: "No price is configured for that tier and interval." },
+  /** webhook: STRIPE_WEBHOOK_SECRET is not set, so no event can be verified. */
+  WEBHOOK_NOT_CONFIGURED: { status: 503, detail: "The payment webhook is not configured on this server." },
+  /** webhook: the Stripe-Signature header is missing, wrong or too old. */
+  INVALID_SIGNATURE: { status: 400, detail: "The Stripe-Signature does not match this body, or its timestamp is too old." },
+  /** subscription status: the NFT-ownership check failed and nothing verified earlier is at hand. */
+  OWNERSHIP_UNAVAILABLE: { status: 503, detail: "NFT ownership could not be checked just now; try again shortly." },
+});
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+export type ProblemEntry = (typeof PROBLEM_CODES)[ProblemCode];
