@@ -18,9 +18,11 @@ import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
 import { jwksRoute } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
-import { profileRoutes } from "./routes/profile.js";
+import type { ProfileDeps } from "./routes/profile.js";
+import { userBapIdRoutes } from "./routes/user-bap-ids.js";
+import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
-import type { AppEnv } from "./routes/middleware.js";
+import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TOO_DEEP_REFUSED } from "./lib/validate.js";
 
@@ -106,16 +108,16 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
       maxBackupBytes: config.backupMaxBytes,
     }),
   );
-  const profiles = profileRoutes({
+  const profiles: ProfileDeps = {
     auth,
     db,
     bitcoinAuth: bitcoinAuth("idp:profile-auth:"),
     writeLimiter: windowLimiter(limits, PROFILE_WRITE_LIMIT, "idp:profile-write:"),
-  });
+  };
   app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.route("/api/user", profiles.users);
-  app.route("/api/bap", profiles.bap);
+  app.route("/api/user", withDeps(userBapIdRoutes, profiles));
+  app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);
