@@ -99,7 +99,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
     "/api/backup",
-    backupRoutes({
+    withDeps(backupRoutes, {
       auth,
       db,
       bitcoinAuth: bitcoinAuth("idp:backup-auth:"),
