@@ -90,8 +90,8 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     if (length === undefined) return authBodyLimit(c, next);
     return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
   });
-  app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
-  app.route("/api/agents", agentRoutes({ auth, db, authUrl }));
+  app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db }));
+  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
   const limits = { enabled: config.rateLimitEnabled, redis };
   // One Bitcoin-Auth policy per route family, each with its own replay records.
   const bitcoinAuth = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
