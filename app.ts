@@ -15,7 +15,7 @@ import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
-import { jwksRoute } from "./routes/jwks.js";
+import { jwksDocument, jwksRoutes } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import type { ProfileDeps } from "./routes/profile.js";
@@ -79,9 +79,9 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
     await next();
   });
 
-  app.route("/.well-known", wellKnownRoutes(auth, authUrl));
+  app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  app.get(`${BASE_PATH}/jwks`, jwksRoute(auth));
+  app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth) }));
 
   const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
   app.use(`${BASE_PATH}/*`, (c, next) => {
