@@ -63,7 +63,10 @@ async function register(c: Ctx) {
   return c.json({ bapId: registrationRecord(row) }, result === "created" ? 201 : 200);
 }
 
-/** Lifts a suspension (plugins/identity/mailbox-proof.ts); confirmBapIdentity reads only the caller's identities. */
+/**
+ * Lifts a suspension (plugins/identity/mailbox-proof.ts). Someone else's identity answers like
+ * a missing one (confirmBapIdentity reads only the caller's).
+ */
 async function confirm(c: Ctx) {
   const { db } = c.var.deps;
   const { value: body } = await readJson(c, ByBapId, 1024);
