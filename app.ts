@@ -15,13 +15,15 @@ import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
-import { jwksRoute } from "./routes/jwks.js";
+import { jwksDocument, jwksRoutes } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
-import { profileRoutes } from "./routes/profile.js";
 import { subscriptionRoutes, subscriptionStatusRoute, type SubscriptionDeps } from "./routes/subscription.js";
+import type { ProfileDeps } from "./routes/profile.js";
+import { userBapIdRoutes } from "./routes/user-bap-ids.js";
+import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
-import type { AppEnv } from "./routes/middleware.js";
+import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TOO_DEEP_REFUSED } from "./lib/validate.js";
 
@@ -76,9 +78,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     await next();
   });
 
-  app.route("/.well-known", wellKnownRoutes(auth, authUrl));
+  app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  app.get(`${BASE_PATH}/jwks`, jwksRoute(auth, shared.jwks));
+  app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth, shared.jwks) }));
 
   const subscriptionDeps: SubscriptionDeps = { db, logger, authUrl, settings: config.stripe, ...subscriptions };
   // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one handler, two mounts.
@@ -93,14 +95,14 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     if (length === undefined) return authBodyLimit(c, next);
     return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
   });
-  app.route("/api/authorized-apps", authorizedAppsRoutes({ auth, db }));
-  app.route("/api/agents", agentRoutes({ auth, db, authUrl }));
+  app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db }));
+  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
   const { limits, bitcoinAuth } = shared;
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
     "/api/backup",
-    backupRoutes({
+    withDeps(backupRoutes, {
       auth,
       db,
       bitcoinAuth: bitcoinAuth.backup,
@@ -109,16 +111,16 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
       maxBackupBytes: config.backupMaxBytes,
     }),
   );
-  const profiles = profileRoutes({
+  const profiles: ProfileDeps = {
     auth,
     db,
     bitcoinAuth: bitcoinAuth.profile,
     writeLimiter: windowLimiter(limits, PROFILE_WRITE_LIMIT, "idp:profile-write:"),
-  });
+  };
   app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.route("/api/user", profiles.users);
-  app.route("/api/bap", profiles.bap);
+  app.route("/api/user", withDeps(userBapIdRoutes, profiles));
+  app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);

@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
-import type { Auth } from "../auth.config.js";
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
-import { requireSession } from "./session.js";
 import * as manage from "../plugins/agents/store.js";
+import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
  * The owner's controls over their agents (session only; the account page builds on these):
@@ -17,63 +17,90 @@ import * as manage from "../plugins/agents/store.js";
  * Someone else's host, agent or grant answers 404, like a missing one. A state change that
  * does not apply (resuming an active agent, revoking a revoked grant) answers 409.
  */
-interface AgentRouteDeps {
-  auth: Auth;
+export interface AgentRouteDeps extends RouteDeps {
   db: Kysely<any>;
   authUrl: string;
 }
 
-const NO_STORE = { "cache-control": "no-store" };
+type AgentEnv = RouteEnv<AgentRouteDeps>;
+
+const STATE_CHANGE = "/:kind{hosts|agents}/:id/:action{pause|resume|revoke}";
+const GRANT_REVOKE = "/grants/:id/revoke";
+
 const conflict = (detail: string) => problem(PROBLEM_CODES.INVALID_STATE, { detail });
 
-export function agentRoutes({ auth, db, authUrl }: AgentRouteDeps) {
-  const userOf = async (c: Context) => (await requireSession(auth, c.req.raw.headers)).user.id;
-  const app = new Hono();
+/**
+ * The cookie alone must not revoke anything: a browser POST from another site is refused
+ * (browsers always send Origin on POST; API clients with a bearer session send none).
+ */
+const notFromOtherSites = createMiddleware<AgentEnv>(async (c, next) => {
+  const origin = c.req.header("origin");
+  if ((origin && origin !== "null" && origin !== c.var.deps.authUrl) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
+  await next();
+});
 
-  // The cookie alone must not revoke anything: a browser POST from another site is refused
-  // (browsers always send Origin on POST; API clients with a bearer session send none).
-  app.post("*", async (c, next) => {
-    const origin = c.req.header("origin");
-    if ((origin && origin !== "null" && origin !== authUrl) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
-    await next();
-  });
-
-  app.get("/", async (c) => c.json(await manage.listAgentEstate(db, await userOf(c)), 200, NO_STORE));
-
-  app.post("/hosts/:id/:action{pause|resume|revoke}", async (c) => {
-    const host = await manage.findOwnedHost(db, await userOf(c), c.req.param("id"));
-    if (!host) throw problems.notFound("You have no agent host with that id.");
-    const action = c.req.param("action");
-    if (action === "revoke") {
-      if (host.status === "revoked") throw conflict("This host is already revoked.");
-      const agentsRevoked = await manage.revokeHost(db, host.id);
-      return c.json({ id: host.id, status: "revoked", agentsRevoked }, 200, NO_STORE);
-    }
-    const changed = action === "pause" ? await manage.pauseHost(db, host.id) : await manage.resumeHost(db, host.id);
-    if (!changed) throw conflict(action === "pause" ? "Only an active host can be paused." : "Only a paused host can be resumed.");
-    return c.json({ id: host.id, status: action === "pause" ? "paused" : "active" }, 200, NO_STORE);
-  });
-
-  app.post("/agents/:id/:action{pause|resume|revoke}", async (c) => {
-    const agent = await manage.findOwnedAgent(db, await userOf(c), c.req.param("id"));
-    if (!agent) throw problems.notFound("You have no agent with that id.");
-    const action = c.req.param("action");
-    if (action === "revoke") {
-      if (agent.status === "revoked") throw conflict("This agent is already revoked.");
-      await manage.revokeAgent(db, agent.id);
-      return c.json({ id: agent.id, status: "revoked" }, 200, NO_STORE);
-    }
-    const changed = action === "pause" ? await manage.pauseAgent(db, agent.id) : await manage.resumeAgent(db, agent.id);
-    if (!changed) throw conflict(action === "pause" ? "Only an active agent can be paused." : "Only a paused agent can be resumed.");
-    return c.json({ id: agent.id, status: action === "pause" ? "paused" : "active" }, 200, NO_STORE);
-  });
-
-  app.post("/grants/:id/revoke", async (c) => {
-    const grant = await manage.findOwnedGrant(db, await userOf(c), c.req.param("id"));
-    if (!grant) throw problems.notFound("You have no capability grant with that id.");
-    if (!(await manage.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
-    return c.json({ id: grant.id, agentId: grant.agentId, status: "revoked" }, 200, NO_STORE);
-  });
-
-  return app;
+async function listEstate(c: Context<AgentEnv>) {
+  return c.json(await manage.listAgentEstate(c.var.deps.db, c.var.session.user.id));
 }
+
+/** What a state change does to a host or an agent: the same steps, its own queries. */
+interface StateTarget {
+  noun: string;
+  missing: string;
+  find: (db: Kysely<any>, userId: string, id: string) => Promise<{ id: string; status: string } | null>;
+  pause: (db: Kysely<any>, id: string) => Promise<boolean>;
+  resume: (db: Kysely<any>, id: string) => Promise<boolean>;
+  /** Extra fields of the answer (revoking a host revokes its agents too). */
+  revoke: (db: Kysely<any>, id: string) => Promise<object>;
+}
+
+const HOSTS: StateTarget = {
+  noun: "host",
+  missing: "You have no agent host with that id.",
+  find: manage.findOwnedHost,
+  pause: manage.pauseHost,
+  resume: manage.resumeHost,
+  revoke: async (db, id) => ({ agentsRevoked: await manage.revokeHost(db, id) }),
+};
+const AGENTS: StateTarget = {
+  noun: "agent",
+  missing: "You have no agent with that id.",
+  find: manage.findOwnedAgent,
+  pause: manage.pauseAgent,
+  resume: manage.resumeAgent,
+  revoke: async (db, id) => {
+    await manage.revokeAgent(db, id);
+    return {};
+  },
+};
+
+async function changeState(c: Context<AgentEnv, typeof STATE_CHANGE>) {
+  const { db } = c.var.deps;
+  const target = c.req.param("kind") === "hosts" ? HOSTS : AGENTS;
+  const row = await target.find(db, c.var.session.user.id, c.req.param("id"));
+  if (!row) throw problems.notFound(target.missing);
+  const action = c.req.param("action");
+  if (action === "revoke") {
+    if (row.status === "revoked") throw conflict(`This ${target.noun} is already revoked.`);
+    return c.json({ id: row.id, status: "revoked", ...(await target.revoke(db, row.id)) });
+  }
+  const changed = action === "pause" ? await target.pause(db, row.id) : await target.resume(db, row.id);
+  if (!changed) throw conflict(action === "pause" ? `Only an active ${target.noun} can be paused.` : `Only a paused ${target.noun} can be resumed.`);
+  return c.json({ id: row.id, status: action === "pause" ? "paused" : "active" });
+}
+
+async function revokeGrant(c: Context<AgentEnv, typeof GRANT_REVOKE>) {
+  const { db } = c.var.deps;
+  const grant = await manage.findOwnedGrant(db, c.var.session.user.id, c.req.param("id"));
+  if (!grant) throw problems.notFound("You have no capability grant with that id.");
+  if (!(await manage.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
+  return c.json({ id: grant.id, agentId: grant.agentId, status: "revoked" });
+}
+
+/** Mounted at /api/agents. */
+export const agentRoutes = new Hono<AgentEnv>()
+  .use(noStore)
+  .post("*", notFromOtherSites)
+  .get("/", signedIn, listEstate)
+  .post(STATE_CHANGE, signedIn, changeState)
+  .post(GRANT_REVOKE, signedIn, revokeGrant);

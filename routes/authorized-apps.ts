@@ -1,27 +1,26 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
-import type { Auth } from "../auth.config.js";
 import { problems } from "../lib/errors.js";
-import { requireSession } from "./session.js";
+import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
  * The apps a signed-in person has authorized, and revoking one: its consent and every
  * access and refresh token it holds for that person go together. Separate from token
  * revocation (RFC 7009), from ending our session and from signing out of the app.
  */
-export function authorizedAppsRoutes({ auth, db }: { auth: Auth; db: Kysely<any> }) {
-  return new Hono()
-    .get("/", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
-      return c.json({ apps: await listAuthorizedApps(db, user.id) }, 200, { "cache-control": "no-store" });
-    })
-    .delete("/:clientId", async (c) => {
-      const { user } = await requireSession(auth, c.req.raw.headers);
-      const removed = await revokeAuthorizedApp(db, user.id, c.req.param("clientId"));
-      if (!removed) throw problems.notFound("You have not authorized that application.");
-      return c.body(null, 204);
-    });
+type AuthorizedAppsEnv = RouteEnv<RouteDeps & { db: Kysely<any> }>;
+
+async function listApps(c: Context<AuthorizedAppsEnv>) {
+  return c.json({ apps: await listAuthorizedApps(c.var.deps.db, c.var.session.user.id) });
 }
+
+async function revokeApp(c: Context<AuthorizedAppsEnv, "/:clientId">) {
+  if (!(await revokeAuthorizedApp(c.var.deps.db, c.var.session.user.id, c.req.param("clientId")))) throw problems.notFound("You have not authorized that application.");
+  return c.body(null, 204);
+}
+
+/** Mounted at /api/authorized-apps. */
+export const authorizedAppsRoutes = new Hono<AuthorizedAppsEnv>().use(noStore).get("/", signedIn, listApps).delete("/:clientId", signedIn, revokeApp);
 
 export interface AuthorizedApp {
   clientId: string;

@@ -1,6 +1,7 @@
-import type { Context } from "hono";
+import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
 import type { JwksCache } from "../lib/jwks-cache.js";
+import type { RouteDeps, RouteEnv } from "./middleware.js";
 
 /**
  * GET /api/auth/jwks, answered from memory: the document better-auth's jwt plugin builds
@@ -11,10 +12,16 @@ import type { JwksCache } from "../lib/jwks-cache.js";
  * created or removed by another instance. Like discovery it is public and the same for
  * every caller, so it skips the per-request auth pipeline (and better-auth's rate limiter).
  */
-export function jwksRoute(auth: Auth, cache: JwksCache) {
+export interface JwksDeps extends RouteDeps {
+  /** The document's JSON text, from `jwksDocument(auth, cache)`. */
+  document: () => Promise<string>;
+}
+
+/** The JWKS document of `auth`, kept as described above with the shared key cache. */
+export function jwksDocument(auth: Auth, cache: JwksCache): () => Promise<string> {
   let current: { body: Promise<string>; until: number; generation: number } | undefined;
 
-  const document = () => {
+  return () => {
     const generation = cache.generation();
     if (!current || Date.now() >= current.until || current.generation !== generation) {
       cache.refresh();
@@ -27,6 +34,11 @@ export function jwksRoute(auth: Auth, cache: JwksCache) {
     }
     return current.body;
   };
-
-  return async (c: Context) => c.body(await document(), 200, { "content-type": "application/json" });
 }
+
+async function getJwks(c: Context<RouteEnv<JwksDeps>>) {
+  return c.body(await c.var.deps.document(), 200, { "content-type": "application/json" });
+}
+
+/** Mounted at /api/auth/jwks; other methods go on to better-auth. */
+export const jwksRoutes = new Hono<RouteEnv<JwksDeps>>().get("/", getJwks);

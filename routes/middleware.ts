@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RequestIdVariables } from "hono/request-id";
 import type { Auth } from "../auth.config.js";
@@ -14,6 +14,29 @@ export interface AppEnv {
     /** Set by `sessionRequired` (always) and `sessionOptional` (when there is one). */
     session: SessionWithUser;
   };
+}
+
+/** What every route family's mount provides; a family's own dependencies extend it. */
+export interface RouteDeps {
+  auth: Auth;
+}
+
+/**
+ * A route family's Env: AppEnv, its dependencies as `c.var.deps` (set once at the mount by
+ * `withDeps`), and whatever its own middleware establishes (`Extra`), so handlers are
+ * module-level functions that close over nothing.
+ */
+export interface RouteEnv<Deps extends RouteDeps = RouteDeps, Extra extends object = object> {
+  Variables: AppEnv["Variables"] & { deps: Deps } & Extra;
+}
+
+/** A module-level router, mounted with its dependencies: every handler under it reads `c.var.deps`. */
+export function withDeps<Deps extends RouteDeps, Extra extends object>(router: Hono<RouteEnv<Deps, Extra>>, deps: Deps): Hono<RouteEnv<Deps>> {
+  const provide = createMiddleware<RouteEnv<Deps>>(async (c, next) => {
+    c.set("deps", deps);
+    await next();
+  });
+  return new Hono<RouteEnv<Deps>>().use(provide).route("/", router);
 }
 
 /** better-auth's own session lookup (cookie or bearer session token); 401 problem without one. */
@@ -32,6 +55,19 @@ export function sessionOptional(auth: Auth): MiddlewareHandler<AppEnv> {
     await next();
   });
 }
+
+/** `sessionRequired` for module-level routers: the auth of the mount's dependencies. */
+export const signedIn = createMiddleware<RouteEnv>(async (c, next) => {
+  c.set("session", await requireSession(c.var.deps.auth, c.req.raw.headers));
+  await next();
+});
+
+/** `sessionOptional` for module-level routers. */
+export const maybeSignedIn = createMiddleware<RouteEnv>(async (c, next) => {
+  const session = await findSession(c.var.deps.auth, c.req.raw.headers);
+  if (session) c.set("session", session);
+  await next();
+});
 
 export const NO_STORE_HEADERS = { "cache-control": "no-store", pragma: "no-cache" } as const;
 

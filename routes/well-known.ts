@@ -1,43 +1,48 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
+import type { RouteDeps, RouteEnv } from "./middleware.js";
 
 /**
  * Discovery at the root of the issuer (RFC 8414 §3, OIDC Discovery §4): the issuer is
  * AUTH_URL itself, the endpoints live under /api/auth. Metadata is computed once per
- * process: it depends on configuration only.
+ * mount (in `documents`): it depends on configuration only.
  */
-export function wellKnownRoutes(auth: Auth, issuer: string) {
-  let openid: Promise<string> | undefined;
-  let oauth: Promise<string> | undefined;
-  let agents: Promise<string> | undefined;
-
-  const finish = (metadata: Record<string, unknown>) => {
-    const out: Record<string, unknown> = { ...metadata, issuer };
-    // Advertise only what works: PKCE S256 is the only method we accept.
-    out.code_challenge_methods_supported = ["S256"];
-    out.authorization_response_iss_parameter_supported = true;
-    // OIDC Discovery §3: the claims request parameter is not offered (plugins/claims-policy);
-    // claims are released by scope only, as the consent page shows them.
-    if ("claims_parameter_supported" in out) out.claims_parameter_supported = false;
-    return JSON.stringify(out);
-  };
-  const serve = (body: string) =>
-    new Response(body, {
-      headers: { "content-type": "application/json", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" },
-    });
-
-  return new Hono()
-    .get("/openid-configuration", async () => {
-      openid ??= auth.api.getOpenIdConfig().then((m) => finish(m as unknown as Record<string, unknown>));
-      return serve(await openid);
-    })
-    .get("/oauth-authorization-server", async () => {
-      oauth ??= auth.api.getOAuthServerConfig().then((m) => finish(m as unknown as Record<string, unknown>));
-      return serve(await oauth);
-    })
-    // Agent Auth Protocol discovery (§6.1), at the root as the protocol expects; endpoints under /api/auth.
-    .get("/agent-configuration", async () => {
-      agents ??= auth.api.getAgentConfiguration().then((m) => JSON.stringify(m));
-      return serve(await agents);
-    });
+export interface WellKnownDeps extends RouteDeps {
+  issuer: string;
+  /** Each document's JSON text once built, by path. */
+  documents: Map<string, Promise<string>>;
 }
+
+type Ctx = Context<RouteEnv<WellKnownDeps>>;
+
+function finish(metadata: Record<string, unknown>, issuer: string) {
+  const out: Record<string, unknown> = { ...metadata, issuer };
+  // Advertise only what works: PKCE S256 is the only method we accept.
+  out.code_challenge_methods_supported = ["S256"];
+  out.authorization_response_iss_parameter_supported = true;
+  // OIDC Discovery §3: the claims request parameter is not offered (plugins/claims-policy);
+  // claims are released by scope only, as the consent page shows them.
+  if ("claims_parameter_supported" in out) out.claims_parameter_supported = false;
+  return JSON.stringify(out);
+}
+
+/** The document at this path, built by `build` the first time; public, the same for everyone. */
+async function serve(c: Ctx, build: (auth: Auth, issuer: string) => Promise<string>) {
+  const { auth, issuer, documents } = c.var.deps;
+  let body = documents.get(c.req.path);
+  if (!body) documents.set(c.req.path, (body = build(auth, issuer)));
+  return new Response(await body, {
+    headers: { "content-type": "application/json", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" },
+  });
+}
+
+const openidConfiguration = (c: Ctx) => serve(c, (auth, issuer) => auth.api.getOpenIdConfig().then((m) => finish(m as unknown as Record<string, unknown>, issuer)));
+const oauthServerMetadata = (c: Ctx) => serve(c, (auth, issuer) => auth.api.getOAuthServerConfig().then((m) => finish(m as unknown as Record<string, unknown>, issuer)));
+// Agent Auth Protocol discovery (§6.1), at the root as the protocol expects; endpoints under /api/auth.
+const agentConfiguration = (c: Ctx) => serve(c, (auth) => auth.api.getAgentConfiguration().then((m) => JSON.stringify(m)));
+
+/** Mounted at /.well-known. */
+export const wellKnownRoutes = new Hono<RouteEnv<WellKnownDeps>>()
+  .get("/openid-configuration", openidConfiguration)
+  .get("/oauth-authorization-server", oauthServerMetadata)
+  .get("/agent-configuration", agentConfiguration);

@@ -1,0 +1,62 @@
+import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import * as v from "valibot";
+import { bapIdOfMemberKey } from "../lib/bap.js";
+import { problem } from "../lib/errors.js";
+import { check } from "../lib/validate.js";
+import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
+import { BapId, Ciphertext, notOwned } from "../plugins/backup/service.js";
+import * as store from "../plugins/backup/store.js";
+import { found, invalidBitcoinAuth, isMemberKeyOf, limit, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./backup-access.js";
+
+/**
+ * /api/backup/sync: `Authorization: Bitcoin-Auth <token>` by the identity's member key over
+ * the path /api/backup/sync (no query); POST binds the exact body too. 20/min per IP.
+ */
+const SyncQuery = v.object({ bapId: BapId });
+const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
+
+type Ctx = Context<BackupEnv>;
+
+const syncRateLimit = createMiddleware<BackupEnv>(async (c, next) => {
+  await limit(c.var.deps.syncLimiter, c);
+  await next();
+});
+
+const syncToken = (c: Ctx) => /^Bitcoin-Auth +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? null;
+
+/**
+ * The account a signer may sync `bapId` for: the registered profile's owner when the signer
+ * is its member key, else an account whose own key is the identity's member key. Spec,
+ * Errors 7: 404 when neither exists.
+ */
+async function syncOwner(c: Ctx, bapId: string, signer: string): Promise<string> {
+  const { db } = c.var.deps;
+  const identity = await store.findIdentity(db, bapId);
+  if (identity) {
+    if (!isMemberKeyOf(identity, bapId, signer)) throw notOwned("The token is not signed by this identity's member key.");
+    return identity.userId;
+  }
+  const userId = bapIdOfMemberKey(signer) === bapId ? await store.findUserIdByPubkey(db, signer) : null;
+  if (!userId) throw problem(CODES.PROFILE_NOT_FOUND);
+  return userId;
+}
+
+async function pullBackup(c: Ctx) {
+  const signer = await verifiedSigner(c, syncToken(c), SYNC_PATH);
+  const { bapId } = check(SyncQuery, queryOf(c), "query");
+  await syncOwner(c, bapId, signer);
+  return c.json(found(await store.findBackup(c.var.deps.db, bapId)));
+}
+
+async function syncBackup(c: Ctx) {
+  const token = syncToken(c);
+  if (!token) throw invalidBitcoinAuth();
+  const { raw, body } = await readBackupBody(c, SyncBody);
+  const signer = await verifiedSigner(c, token, SYNC_PATH, raw);
+  const userId = await syncOwner(c, body.bapId, signer);
+  const generation = await store.syncBackup(c.var.deps.db, { bapId: body.bapId, userId, backup: body.encryptedBackup });
+  return c.json({ success: true, bapId: body.bapId, generation, message: "Backup synced." });
+}
+
+export const backupSyncRoutes = new Hono<BackupEnv>().use(syncRateLimit).get("/", pullBackup).post("/", syncBackup).all("/", methodNotAllowed("GET, POST"));
