@@ -1,4 +1,4 @@
-import { ErrorNote, Layout } from "./layout.js";
+import { CodeEntryForm, DecisionButtons, DonePage, ErrorNote, Layout } from "./layout.js";
 
 export interface PendingCapability {
   name: string;
@@ -22,11 +22,7 @@ export function AgentCodeEntryPage(props: { code?: string; error?: string | null
       <h1>Approve an agent</h1>
       <ErrorNote message={props.error} />
       <p>Enter the code the agent gave you.</p>
-      <form method="get" action="/agents/approve">
-        <label for="code">Code</label>
-        <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
-        <button type="submit">Continue</button>
-      </form>
+      <CodeEntryForm action="/agents/approve" name="code" code={props.code} />
       {props.requests?.length ? (
         <section>
           <h2>Waiting for you</h2>
@@ -37,14 +33,7 @@ export function AgentCodeEntryPage(props: { code?: string; error?: string | null
                 <strong>{r.agentName ?? "An agent"}</strong> asks for: {r.capabilities.join(", ") || "access to your account"}
                 {r.bindingMessage ? <span class="muted"> ({r.bindingMessage})</span> : null}
               </p>
-              <div class="row">
-                <button type="submit" name="decision" value="approve">
-                  Approve
-                </button>
-                <button type="submit" name="decision" value="deny" class="secondary">
-                  Deny
-                </button>
-              </div>
+              <DecisionButtons yes="approve" yesLabel="Approve" />
             </form>
           ))}
         </section>
@@ -80,14 +69,7 @@ export function AgentConfirmPage(props: { agentId: string; agentName: string; ho
       <form method="post" action="/agents/approve">
         <input type="hidden" name="agent_id" value={props.agentId} />
         <input type="hidden" name="user_code" value={props.code} />
-        <div class="row">
-          <button type="submit" name="decision" value="approve">
-            Approve
-          </button>
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
+        <DecisionButtons yes="approve" yesLabel="Approve" />
       </form>
     </Layout>
   );
@@ -95,9 +77,8 @@ export function AgentConfirmPage(props: { agentId: string; agentName: string; ho
 
 export function AgentDonePage(props: { approved: boolean }) {
   return (
-    <Layout title={props.approved ? "Agent approved" : "Request denied"}>
-      <h1>{props.approved ? "Agent approved" : "Request denied"}</h1>
-      <p role="status">{props.approved ? "The agent can now do what you approved. You can pause or revoke it from your account at any time." : "The agent was not given access. You can close this page."}</p>
-    </Layout>
+    <DonePage title={props.approved ? "Agent approved" : "Request denied"}>
+      {props.approved ? "The agent can now do what you approved. You can pause or revoke it from your account at any time." : "The agent was not given access. You can close this page."}
+    </DonePage>
   );
 }

@@ -39,3 +39,44 @@ export function ErrorNote(props: { message?: string | null }) {
     </p>
   ) : null;
 }
+
+/**
+ * The two buttons of a decision form (consent, device, agent approval): both submit
+ * `decision`, so one form carries the answer either way.
+ */
+export function DecisionButtons(props: { yes: string; yesLabel: string }) {
+  return (
+    <div class="row">
+      <button type="submit" name="decision" value={props.yes}>
+        {props.yesLabel}
+      </button>
+      <button type="submit" name="decision" value="deny" class="secondary">
+        Deny
+      </button>
+    </div>
+  );
+}
+
+/**
+ * Step 1 of a code flow (device, agent approval): the person types the code their device or
+ * agent shows, or confirms a prefilled one. A GET form, so the code lands in the address.
+ */
+export function CodeEntryForm(props: { action: string; name: string; code?: string }) {
+  return (
+    <form method="get" action={props.action}>
+      <label for={props.name}>Code</label>
+      <input id={props.name} name={props.name} type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
+      <button type="submit">Continue</button>
+    </form>
+  );
+}
+
+/** The answer page of a decision: a heading and one status line. */
+export function DonePage(props: { title: string; children: Child }) {
+  return (
+    <Layout title={props.title}>
+      <h1>{props.title}</h1>
+      <p role="status">{props.children}</p>
+    </Layout>
+  );
+}

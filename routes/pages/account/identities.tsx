@@ -1,6 +1,10 @@
-import type { AuthorizedApp } from "../../authorized-apps.js";
-import { SCOPE_WORDS } from "../consent.js";
-import { Section, When } from "./format.js";
+import { Hono } from "hono";
+import { confirmBapIdentity, makePrimary, removeBapIdentity } from "../../../plugins/identity/store.js";
+import { readForm } from "../form-replay.js";
+import type { PageContext, PageEnv } from "../page-env.js";
+import { AccountTable, PostButton } from "./account-table.js";
+import { Section } from "./format.js";
+import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
 import type { BapIdentityRow } from "./queries.js";
 
 /**
@@ -19,61 +23,35 @@ export function IdentitiesSection(props: { identities: BapIdentityRow[] }) {
         </p>
       ) : null}
       {props.identities.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Identity</th>
-              <th scope="col">Address</th>
-              <th scope="col">
-                <span class="muted">Status and actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.identities.map((i) => {
-              const label = i.name ?? i.bapId;
-              return (
-                <tr data-bap-id={i.bapId}>
-                  <td>
-                    {i.name ? <strong>{i.name} </strong> : null}
-                    <code>{i.bapId}</code>
-                  </td>
-                  <td>
-                    <code>{i.currentAddress ?? i.rootAddress}</code>
-                  </td>
-                  <td>
-                    {i.suspended ? (
-                      <>
-                        <strong>Suspended</strong>{" "}
-                        <form method="post" action="/account/identities/confirm" class="inline">
-                          <input type="hidden" name="bap_id" value={i.bapId} />
-                          <button type="submit" class="secondary" aria-label={`Confirm: ${label}`}>
-                            Confirm
-                          </button>
-                        </form>
-                      </>
-                    ) : i.isPrimary ? (
-                      <strong>Primary</strong>
-                    ) : (
-                      <form method="post" action="/account/identities/primary" class="inline">
-                        <input type="hidden" name="bap_id" value={i.bapId} />
-                        <button type="submit" class="secondary" aria-label={`Make primary: ${label}`}>
-                          Make primary
-                        </button>
-                      </form>
-                    )}{" "}
-                    <form method="post" action="/account/identities/remove" class="inline">
-                      <input type="hidden" name="bap_id" value={i.bapId} />
-                      <button type="submit" class="secondary" aria-label={`Remove: ${label}`}>
-                        Remove
-                      </button>
-                    </form>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <AccountTable columns={["Identity", "Address"]} actions="Status and actions">
+          {props.identities.map((i) => {
+            const label = i.name ?? i.bapId;
+            const fields = { bap_id: i.bapId };
+            return (
+              <tr data-bap-id={i.bapId}>
+                <td>
+                  {i.name ? <strong>{i.name} </strong> : null}
+                  <code>{i.bapId}</code>
+                </td>
+                <td>
+                  <code>{i.currentAddress ?? i.rootAddress}</code>
+                </td>
+                <td>
+                  {i.suspended ? (
+                    <>
+                      <strong>Suspended</strong> <PostButton action="/account/identities/confirm" fields={fields} text="Confirm" label={`Confirm: ${label}`} />
+                    </>
+                  ) : i.isPrimary ? (
+                    <strong>Primary</strong>
+                  ) : (
+                    <PostButton action="/account/identities/primary" fields={fields} text="Make primary" label={`Make primary: ${label}`} />
+                  )}{" "}
+                  <PostButton action="/account/identities/remove" fields={fields} text="Remove" label={`Remove: ${label}`} />
+                </td>
+              </tr>
+            );
+          })}
+        </AccountTable>
       ) : (
         <p class="muted">No BAP identity is registered to this account.</p>
       )}
@@ -81,54 +59,29 @@ export function IdentitiesSection(props: { identities: BapIdentityRow[] }) {
   );
 }
 
-/** Apps the person has authorized (routes/authorized-apps.ts); revoking drops the consent and every token together. */
-export function AppsSection(props: { apps: AuthorizedApp[] }) {
-  return (
-    <Section id="apps" title="Authorized apps">
-      {props.apps.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">It can</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="muted">Action</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.apps.map((a) => (
-              <tr data-client-id={a.clientId}>
-                <td>
-                  {a.name}
-                  {a.uri ? <div class="muted">{a.uri}</div> : null}
-                </td>
-                <td>
-                  <ul class="scopes">
-                    {a.scopes.map((s) => (
-                      <li>{SCOPE_WORDS[s] ?? s}</li>
-                    ))}
-                  </ul>
-                </td>
-                <td>
-                  <When at={new Date(a.authorizedAt)} />
-                </td>
-                <td>
-                  <form method="post" action="/account/apps/revoke" class="inline">
-                    <input type="hidden" name="client_id" value={a.clientId} />
-                    <button type="submit" class="secondary" aria-label={`Revoke ${a.name}`}>
-                      Revoke
-                    </button>
-                  </form>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p class="muted">You have not authorized any app.</p>
-      )}
-    </Section>
-  );
+/** The identity the form names, owned by the signed-in person; "" when it names none. */
+const bapIdOf = async (c: PageContext) => (await readForm(c)).bap_id ?? "";
+
+async function makeIdentityPrimary(c: PageContext) {
+  const bapId = await bapIdOf(c);
+  return backWith(bapId ? await makePrimary(c.var.page.db, c.var.session.user.id, bapId) : false, "primary-identity-set", "identities");
 }
+
+async function confirmIdentity(c: PageContext) {
+  const bapId = await bapIdOf(c);
+  return backWith(bapId ? await confirmBapIdentity(c.var.page.db, c.var.session.user.id, bapId) : false, "identity-confirmed", "identities");
+}
+
+async function removeIdentity(c: PageContext) {
+  const { db, auth } = c.var.page;
+  const bapId = await bapIdOf(c);
+  const result = bapId ? await removeBapIdentity(db, auth.$context, c.var.session.user.id, bapId) : "not-found";
+  if (result === "removed") return backWithNotice(null, "identity-removed", "identities");
+  return backWithError(null, "identities", result === "last-sign-in-method" ? "LAST_SIGN_IN_METHOD" : "NOT_FOUND");
+}
+
+/** Mounted at /account. */
+export const identityRoutes = new Hono<PageEnv>()
+  .post("/identities/primary", ...accountForm, makeIdentityPrimary)
+  .post("/identities/confirm", ...accountForm, confirmIdentity)
+  .post("/identities/remove", ...accountForm, removeIdentity);
