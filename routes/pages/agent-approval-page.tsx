@@ -1,4 +1,4 @@
-import { CodeEntryForm, DecisionButtons, DonePage, ErrorNote, Layout } from "./layout.js";
+import { CodeEntryForm, DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
 export interface PendingCapability {
   name: string;
@@ -27,14 +27,12 @@ export function AgentCodeEntryPage(props: { code?: string; error?: string | null
         <section>
           <h2>Waiting for you</h2>
           {props.requests.map((r) => (
-            <form method="post" action="/agents/approve">
-              <input type="hidden" name="approval_id" value={r.approvalId} />
+            <DecisionForm action="/agents/approve" fields={{ approval_id: r.approvalId }} yes="approve" yesLabel="Approve">
               <p>
                 <strong>{r.agentName ?? "An agent"}</strong> asks for: {r.capabilities.join(", ") || "access to your account"}
                 {r.bindingMessage ? <span class="muted"> ({r.bindingMessage})</span> : null}
               </p>
-              <DecisionButtons yes="approve" yesLabel="Approve" />
-            </form>
+            </DecisionForm>
           ))}
         </section>
       ) : null}
@@ -66,19 +64,16 @@ export function AgentConfirmPage(props: { agentId: string; agentName: string; ho
           </ul>
         </>
       ) : null}
-      <form method="post" action="/agents/approve">
-        <input type="hidden" name="agent_id" value={props.agentId} />
-        <input type="hidden" name="user_code" value={props.code} />
-        <DecisionButtons yes="approve" yesLabel="Approve" />
-      </form>
+      <DecisionForm action="/agents/approve" fields={{ agent_id: props.agentId, user_code: props.code }} yes="approve" yesLabel="Approve" />
     </Layout>
   );
 }
 
-export function AgentDonePage(props: { approved: boolean }) {
-  return (
-    <DonePage title={props.approved ? "Agent approved" : "Request denied"}>
-      {props.approved ? "The agent can now do what you approved. You can pause or revoke it from your account at any time." : "The agent was not given access. You can close this page."}
-    </DonePage>
-  );
-}
+export const AgentDonePage = (props: { approved: boolean }) => (
+  <DonePage
+    approved={props.approved}
+    approvedTitle="Agent approved"
+    approvedText="The agent can now do what you approved. You can pause or revoke it from your account at any time."
+    deniedText="The agent was not given access. You can close this page."
+  />
+);

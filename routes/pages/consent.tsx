@@ -1,5 +1,5 @@
 import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
-import { DecisionButtons, Layout } from "./layout.js";
+import { DecisionForm, Layout } from "./layout.js";
 
 /** Each scope in words, for the person deciding. */
 export const SCOPE_WORDS: Record<string, string> = {
@@ -40,8 +40,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
       {props.clientUri ? <p class="muted">{props.clientUri}</p> : null}
       <p>It will be able to:</p>
       <ScopeList scopes={props.scopes} />
-      <form method="post" action="/consent">
-        <input type="hidden" name="oauth_query" value={props.oauthQuery} />
+      <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
         {props.identities?.length ? (
           <fieldset>
             <legend>Which identity should {props.clientName} see?</legend>
@@ -52,8 +51,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
             ))}
           </fieldset>
         ) : null}
-        <DecisionButtons yes="allow" yesLabel="Allow" />
-      </form>
+      </DecisionForm>
     </Layout>
   );
 }

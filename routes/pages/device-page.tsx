@@ -1,5 +1,5 @@
 import { ScopeList } from "./consent.js";
-import { CodeEntryForm, DecisionButtons, DonePage, ErrorNote, Layout } from "./layout.js";
+import { CodeEntryForm, DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
 /** Step 1 (RFC 8628 §3.3): the person types the code their device shows, or confirms a prefilled one. */
 export function DeviceCodeEntryPage(props: { code?: string; error?: string | null }) {
@@ -24,19 +24,12 @@ export function DeviceConfirmPage(props: { code: string; clientName: string; cli
       </p>
       <p>{props.clientName} will be able to:</p>
       <ScopeList scopes={props.scopes} />
-      <form method="post" action="/device">
-        <input type="hidden" name="user_code" value={props.code} />
-        <DecisionButtons yes="approve" yesLabel="Approve" />
-      </form>
+      <DecisionForm action="/device" fields={{ user_code: props.code }} yes="approve" yesLabel="Approve" />
     </Layout>
   );
 }
 
 /** Step 3: the answer; the device learns it at its next poll. */
-export function DeviceDonePage(props: { approved: boolean }) {
-  return (
-    <DonePage title={props.approved ? "Device connected" : "Request denied"}>
-      {props.approved ? "You can go back to your device: it will finish signing in by itself." : "The device was not given access. You can close this page."}
-    </DonePage>
-  );
-}
+export const DeviceDonePage = (props: { approved: boolean }) => (
+  <DonePage approved={props.approved} approvedTitle="Device connected" approvedText="You can go back to your device: it will finish signing in by itself." deniedText="The device was not given access. You can close this page." />
+);

@@ -41,19 +41,25 @@ export function ErrorNote(props: { message?: string | null }) {
 }
 
 /**
- * The two buttons of a decision form (consent, device, agent approval): both submit
- * `decision`, so one form carries the answer either way.
+ * A decision form (consent, device, agent approval): the `fields` that name the request, any
+ * choice in `children`, and two buttons that both submit `decision` (`yes` or "deny").
  */
-export function DecisionButtons(props: { yes: string; yesLabel: string }) {
+export function DecisionForm(props: { action: string; fields: Record<string, string>; yes: string; yesLabel: string; children?: Child }) {
   return (
-    <div class="row">
-      <button type="submit" name="decision" value={props.yes}>
-        {props.yesLabel}
-      </button>
-      <button type="submit" name="decision" value="deny" class="secondary">
-        Deny
-      </button>
-    </div>
+    <form method="post" action={props.action}>
+      {Object.entries(props.fields).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      {props.children}
+      <div class="row">
+        <button type="submit" name="decision" value={props.yes}>
+          {props.yesLabel}
+        </button>
+        <button type="submit" name="decision" value="deny" class="secondary">
+          Deny
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -71,12 +77,13 @@ export function CodeEntryForm(props: { action: string; name: string; code?: stri
   );
 }
 
-/** The answer page of a decision: a heading and one status line. */
-export function DonePage(props: { title: string; children: Child }) {
+/** The answer page of a decision: what now happens, in one status line. Refusals are all "Request denied". */
+export function DonePage(props: { approved: boolean; approvedTitle: string; approvedText: string; deniedText: string }) {
+  const title = props.approved ? props.approvedTitle : "Request denied";
   return (
-    <Layout title={props.title}>
-      <h1>{props.title}</h1>
-      <p role="status">{props.children}</p>
+    <Layout title={title}>
+      <h1>{title}</h1>
+      <p role="status">{props.approved ? props.approvedText : props.deniedText}</p>
     </Layout>
   );
 }

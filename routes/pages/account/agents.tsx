@@ -138,34 +138,52 @@ const outcome = (ok: boolean, notice: NoticeKey) => backWith(ok, notice, ANCHOR,
 /** The row id the form names; "" when it names none. */
 const idFrom = async (c: PageContext, field: string) => (await readForm(c))[field] ?? "";
 
-async function changeHost(c: PageContext) {
-  const { db } = c.var.page;
-  const id = await idFrom(c, "host_id");
-  const host = id ? await manage.findOwnedHost(db, c.var.session.user.id, id) : null;
-  if (!host) return backWithError(null, ANCHOR, "NOT_FOUND");
-  const action = c.req.param("action");
-  if (action === "revoke") {
-    if (!hostRevocable(host.status)) return backWithError(null, ANCHOR, "INVALID_STATE");
-    await manage.revokeHost(db, host.id);
-    return backWithNotice(null, "agent-host-revoked", ANCHOR);
-  }
-  if (action === "pause") return outcome(await manage.pauseHost(db, host.id), "agent-host-paused");
-  return outcome(await manage.resumeHost(db, host.id), "agent-host-resumed");
-}
+type Db = Kysely<any>;
 
-async function changeAgent(c: PageContext) {
-  const { db } = c.var.page;
-  const id = await idFrom(c, "agent_id");
-  const agent = id ? await manage.findOwnedAgent(db, c.var.session.user.id, id) : null;
-  if (!agent) return backWithError(null, ANCHOR, "NOT_FOUND");
-  const action = c.req.param("action");
-  if (action === "revoke") {
-    if (!agentRevocable(agent.status)) return backWithError(null, ANCHOR, "INVALID_STATE");
-    await manage.revokeAgent(db, agent.id);
-    return backWithNotice(null, "agent-revoked", ANCHOR);
-  }
-  if (action === "pause") return outcome(await manage.pauseAgent(db, agent.id), "agent-paused");
-  return outcome(await manage.resumeAgent(db, agent.id), "agent-resumed");
+/** What pausing, resuming and revoking mean for a host and for an agent. */
+const STATE_CHANGES = {
+  host: {
+    find: manage.findOwnedHost,
+    revocable: hostRevocable,
+    revoke: manage.revokeHost,
+    pause: manage.pauseHost,
+    resume: manage.resumeHost,
+    notices: { revoke: "agent-host-revoked", pause: "agent-host-paused", resume: "agent-host-resumed" },
+  },
+  agent: {
+    find: manage.findOwnedAgent,
+    revocable: agentRevocable,
+    revoke: manage.revokeAgent,
+    pause: manage.pauseAgent,
+    resume: manage.resumeAgent,
+    notices: { revoke: "agent-revoked", pause: "agent-paused", resume: "agent-resumed" },
+  },
+} satisfies Record<"host" | "agent", {
+  find(db: Db, userId: string, id: string): Promise<{ id: string; status: string } | null>;
+  revocable(status: string): boolean;
+  revoke(db: Db, id: string): Promise<unknown>;
+  pause(db: Db, id: string): Promise<boolean>;
+  resume(db: Db, id: string): Promise<boolean>;
+  notices: Record<"revoke" | "pause" | "resume", NoticeKey>;
+}>;
+
+/** Pause, resume or revoke (the route's `:action`) a host or an agent the person owns. */
+function changeState(kind: keyof typeof STATE_CHANGES) {
+  const change = STATE_CHANGES[kind];
+  return async (c: PageContext) => {
+    const { db } = c.var.page;
+    const id = await idFrom(c, `${kind}_id`);
+    const row = id ? await change.find(db, c.var.session.user.id, id) : null;
+    if (!row) return backWithError(null, ANCHOR, "NOT_FOUND");
+    const action = c.req.param("action");
+    if (action === "revoke") {
+      if (!change.revocable(row.status)) return backWithError(null, ANCHOR, "INVALID_STATE");
+      await change.revoke(db, row.id);
+      return backWithNotice(null, change.notices.revoke, ANCHOR);
+    }
+    if (action === "pause") return outcome(await change.pause(db, row.id), change.notices.pause);
+    return outcome(await change.resume(db, row.id), change.notices.resume);
+  };
 }
 
 async function revokeGrant(c: PageContext) {
@@ -182,6 +200,6 @@ async function revokeGrant(c: PageContext) {
  * NOT_FOUND, a change that no longer applies (already paused, revoked meanwhile) INVALID_STATE.
  */
 export const agentAccountRoutes = new Hono<PageEnv>()
-  .post("/hosts/:action{pause|resume|revoke}", ...accountForm, changeHost)
-  .post("/agents/:action{pause|resume|revoke}", ...accountForm, changeAgent)
+  .post("/hosts/:action{pause|resume|revoke}", ...accountForm, changeState("host"))
+  .post("/agents/:action{pause|resume|revoke}", ...accountForm, changeState("agent"))
   .post("/grants/revoke", ...accountForm, revokeGrant);
