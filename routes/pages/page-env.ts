@@ -37,12 +37,16 @@ export function providePageDeps(deps: PageDeps): MiddlewareHandler<PageEnv> {
   });
 }
 
-/** Form posts from our own pages only (routes/middleware.ts); the rest get the 403 error page. */
+/**
+ * Form posts from our own pages only: routes/middleware.ts `sameOriginOnly`, refusing with the
+ * 403 error page. Built per request because the route tables are module-level and `authUrl`
+ * is configuration the mount brings.
+ */
 export const ownPagesOnly: MiddlewareHandler<PageEnv> = (c, next) => sameOriginOnly<PageEnv>(c.var.page.authUrl, refuseForeignForm)(c, next);
 
 /**
  * The session when there is one (`c.get("session")`), for pages that also answer anonymous
- * visitors: routes/middleware.ts `sessionOptional`, with the mount's `auth`.
+ * visitors: routes/middleware.ts `sessionOptional`, with the `auth` the mount brings.
  */
 export const withSession = createMiddleware<PageEnv>(async (c, next) => {
   const session = await findSession(c.var.page.auth, c.req.raw.headers);
