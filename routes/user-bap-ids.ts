@@ -64,7 +64,7 @@ async function register(c: Ctx) {
 }
 
 /**
- * Lifts a suspension (plugins/identity/mailbox-proof.ts). Someone else's identity answers like
+ * Lifts a suspension (plugins/bap-identity/mailbox-proof.ts). Someone else's identity answers like
  * a missing one (confirmBapIdentity reads only the caller's).
  */
 async function confirm(c: Ctx) {

@@ -1,4 +1,4 @@
-import { ErrorNote, Layout } from "./layout.js";
+import { CodeEntryForm, DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
 export interface PendingCapability {
   name: string;
@@ -22,30 +22,17 @@ export function AgentCodeEntryPage(props: { code?: string; error?: string | null
       <h1>Approve an agent</h1>
       <ErrorNote message={props.error} />
       <p>Enter the code the agent gave you.</p>
-      <form method="get" action="/agents/approve">
-        <label for="code">Code</label>
-        <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
-        <button type="submit">Continue</button>
-      </form>
+      <CodeEntryForm action="/agents/approve" name="code" code={props.code} />
       {props.requests?.length ? (
         <section>
           <h2>Waiting for you</h2>
           {props.requests.map((r) => (
-            <form method="post" action="/agents/approve">
-              <input type="hidden" name="approval_id" value={r.approvalId} />
+            <DecisionForm action="/agents/approve" fields={{ approval_id: r.approvalId }} yes="approve" yesLabel="Approve">
               <p>
                 <strong>{r.agentName ?? "An agent"}</strong> asks for: {r.capabilities.join(", ") || "access to your account"}
                 {r.bindingMessage ? <span class="muted"> ({r.bindingMessage})</span> : null}
               </p>
-              <div class="row">
-                <button type="submit" name="decision" value="approve">
-                  Approve
-                </button>
-                <button type="submit" name="decision" value="deny" class="secondary">
-                  Deny
-                </button>
-              </div>
-            </form>
+            </DecisionForm>
           ))}
         </section>
       ) : null}
@@ -77,27 +64,16 @@ export function AgentConfirmPage(props: { agentId: string; agentName: string; ho
           </ul>
         </>
       ) : null}
-      <form method="post" action="/agents/approve">
-        <input type="hidden" name="agent_id" value={props.agentId} />
-        <input type="hidden" name="user_code" value={props.code} />
-        <div class="row">
-          <button type="submit" name="decision" value="approve">
-            Approve
-          </button>
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
-      </form>
+      <DecisionForm action="/agents/approve" fields={{ agent_id: props.agentId, user_code: props.code }} yes="approve" yesLabel="Approve" />
     </Layout>
   );
 }
 
-export function AgentDonePage(props: { approved: boolean }) {
-  return (
-    <Layout title={props.approved ? "Agent approved" : "Request denied"}>
-      <h1>{props.approved ? "Agent approved" : "Request denied"}</h1>
-      <p role="status">{props.approved ? "The agent can now do what you approved. You can pause or revoke it from your account at any time." : "The agent was not given access. You can close this page."}</p>
-    </Layout>
-  );
-}
+export const AgentDonePage = (props: { approved: boolean }) => (
+  <DonePage
+    approved={props.approved}
+    approvedTitle="Agent approved"
+    approvedText="The agent can now do what you approved. You can pause or revoke it from your account at any time."
+    deniedText="The agent was not given access. You can close this page."
+  />
+);

@@ -1,5 +1,5 @@
 import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
-import { Layout } from "./layout.js";
+import { DecisionForm, Layout } from "./layout.js";
 
 /** Each scope in words, for the person deciding. */
 export const SCOPE_WORDS: Record<string, string> = {
@@ -10,6 +10,17 @@ export const SCOPE_WORDS: Record<string, string> = {
   [BACKUP_SCOPES.read]: "See whether your encrypted backup exists, when it last changed, and which sign-in accounts can recover it",
   [BACKUP_SCOPES.write]: "Replace your encrypted backup with a new copy, and choose a sign-in account that can recover it",
 };
+
+/** The scopes asked for, in words (`ul.scopes`): the consent and device pages, the account's apps. */
+export function ScopeList(props: { scopes: string[] }) {
+  return (
+    <ul class="scopes">
+      {props.scopes.map((scope) => (
+        <li>{SCOPE_WORDS[scope] ?? scope}</li>
+      ))}
+    </ul>
+  );
+}
 
 export interface IdentityChoice {
   bapId: string;
@@ -28,13 +39,8 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
       </div>
       {props.clientUri ? <p class="muted">{props.clientUri}</p> : null}
       <p>It will be able to:</p>
-      <ul class="scopes">
-        {props.scopes.map((scope) => (
-          <li>{SCOPE_WORDS[scope] ?? scope}</li>
-        ))}
-      </ul>
-      <form method="post" action="/consent">
-        <input type="hidden" name="oauth_query" value={props.oauthQuery} />
+      <ScopeList scopes={props.scopes} />
+      <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
         {props.identities?.length ? (
           <fieldset>
             <legend>Which identity should {props.clientName} see?</legend>
@@ -45,35 +51,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
             ))}
           </fieldset>
         ) : null}
-        <div class="row">
-        <button type="submit" name="decision" value="allow">
-          Allow
-        </button>
-        <button type="submit" name="decision" value="deny" class="secondary">
-          Deny
-        </button>
-        </div>
-      </form>
-    </Layout>
-  );
-}
-
-/** `description` is always our own wording (routes/pages/error-words.ts for the /error page), never request text. */
-export function ErrorPage(props: { error: string | null; description?: string | null }) {
-  return (
-    <Layout title="Something is wrong with this request">
-      <h1>Something is wrong with this request</h1>
-      <p class="error" role="alert">
-        {props.description || "The application sent an invalid request."}
-      </p>
-      <p class="muted">
-        {props.error ? (
-          <>
-            Error code: <code>{props.error}</code>.{" "}
-          </>
-        ) : null}
-        Go back to the application and try again; if it keeps happening, tell its developers.
-      </p>
+      </DecisionForm>
     </Layout>
   );
 }

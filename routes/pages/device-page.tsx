@@ -1,5 +1,5 @@
-import { SCOPE_WORDS } from "./consent.js";
-import { ErrorNote, Layout } from "./layout.js";
+import { ScopeList } from "./consent.js";
+import { CodeEntryForm, DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
 /** Step 1 (RFC 8628 §3.3): the person types the code their device shows, or confirms a prefilled one. */
 export function DeviceCodeEntryPage(props: { code?: string; error?: string | null }) {
@@ -8,11 +8,7 @@ export function DeviceCodeEntryPage(props: { code?: string; error?: string | nul
       <h1>Connect a device</h1>
       <ErrorNote message={props.error} />
       <p>Enter the code shown on the device or application you are signing in to.</p>
-      <form method="get" action="/device">
-        <label for="user_code">Code</label>
-        <input id="user_code" name="user_code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
-        <button type="submit">Continue</button>
-      </form>
+      <CodeEntryForm action="/device" name="user_code" code={props.code} />
     </Layout>
   );
 }
@@ -27,32 +23,13 @@ export function DeviceConfirmPage(props: { code: string; clientName: string; cli
         Check that your device shows this code: <strong id="device-code">{props.code}</strong>. If it does not, deny: someone may be trying to get into your account.
       </p>
       <p>{props.clientName} will be able to:</p>
-      <ul class="scopes">
-        {props.scopes.map((scope) => (
-          <li>{SCOPE_WORDS[scope] ?? scope}</li>
-        ))}
-      </ul>
-      <form method="post" action="/device">
-        <input type="hidden" name="user_code" value={props.code} />
-        <div class="row">
-          <button type="submit" name="decision" value="approve">
-            Approve
-          </button>
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
-      </form>
+      <ScopeList scopes={props.scopes} />
+      <DecisionForm action="/device" fields={{ user_code: props.code }} yes="approve" yesLabel="Approve" />
     </Layout>
   );
 }
 
 /** Step 3: the answer; the device learns it at its next poll. */
-export function DeviceDonePage(props: { approved: boolean }) {
-  return (
-    <Layout title={props.approved ? "Device connected" : "Request denied"}>
-      <h1>{props.approved ? "Device connected" : "Request denied"}</h1>
-      <p role="status">{props.approved ? "You can go back to your device: it will finish signing in by itself." : "The device was not given access. You can close this page."}</p>
-    </Layout>
-  );
-}
+export const DeviceDonePage = (props: { approved: boolean }) => (
+  <DonePage approved={props.approved} approvedTitle="Device connected" approvedText="You can go back to your device: it will finish signing in by itself." deniedText="The device was not given access. You can close this page." />
+);

@@ -1,10 +1,14 @@
-import { Hono, type Context } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { Kysely } from "kysely";
 import { asDate } from "../../lib/db.js";
-import { accountActions } from "./account/actions.js";
+import { sameOriginOnly } from "../middleware.js";
+import type { SessionWithUser } from "../session.js";
 import { When } from "./account/format.js";
+import { backToAccount } from "./account/outcome.js";
+import { callAuth } from "./form-replay.js";
 import { ErrorNote, Layout } from "./layout.js";
-import type { PageKit } from "./page-kit.js";
+import { signInFirst, withSession, type PageContext, type PageEnv } from "./page-env.js";
+import { html } from "./render.js";
 import { signInThenBack } from "./return-to.js";
 
 /**
@@ -74,25 +78,26 @@ function InvitationPage(props: { invitation: InvitationDetails | null; signedInA
   );
 }
 
-export function invitationRoutes(kit: PageKit, db: Kysely<any>) {
-  const app = new Hono();
-  const act = accountActions(kit);
-
-  app.get("/:id", async (c) => {
-    const [invitation, session] = await Promise.all([findInvitation(db, c.req.param("id")), kit.auth.api.getSession({ headers: c.req.raw.headers })]);
-    return kit.html(c, <InvitationPage invitation={invitation} signedInAs={session?.user.email ?? null} />, invitation ? 200 : 404);
-  });
-
-  async function answer(c: Context, accept: boolean) {
-    const id = c.req.param("id") ?? "";
-    if (!kit.sameOrigin(c)) return kit.html(c, <InvitationPage invitation={null} signedInAs={null} error="This form must be sent from our own page." />, 403);
-    const session = await kit.auth.api.getSession({ headers: c.req.raw.headers });
-    if (!session) return kit.redirectWith(null, signInThenBack(`/invitations/${encodeURIComponent(id)}`));
-    const upstream = await kit.callAuth(c, accept ? "/organization/accept-invitation" : "/organization/reject-invitation", { invitationId: id });
-    return upstream.ok ? act.done(upstream, accept ? "invitation-accepted" : "invitation-declined", "organizations") : act.failed(upstream, "organizations");
-  }
-  app.post("/:id/accept", (c) => answer(c, true));
-  app.post("/:id/decline", (c) => answer(c, false));
-
-  return app;
+async function showInvitation(c: PageContext) {
+  const invitation = await findInvitation(c.var.page.db, c.req.param("id") ?? "");
+  const session: SessionWithUser | undefined = c.get("session");
+  return html(c, <InvitationPage invitation={invitation} signedInAs={session?.user.email ?? null} />, invitation ? 200 : 404);
 }
+
+/** Accept or decline: better-auth's organization plugin checks the invitee, then back to the account page. */
+function answer(accept: boolean) {
+  return async (c: PageContext) => {
+    const upstream = await callAuth(c, accept ? "/organization/accept-invitation" : "/organization/reject-invitation", { invitationId: c.req.param("id") ?? "" });
+    return backToAccount(upstream, accept ? "invitation-accepted" : "invitation-declined", "organizations");
+  };
+}
+
+/** A foreign form gets the invitation page's own refusal, not the generic error page. */
+const ownInvitationPagesOnly: MiddlewareHandler<PageEnv> = (c, next) =>
+  sameOriginOnly<PageEnv>(c.var.page.authUrl, (c) => html(c, <InvitationPage invitation={null} signedInAs={null} error="This form must be sent from our own page." />, 403))(c, next);
+const signedInToAnswer = signInFirst((c) => `/invitations/${encodeURIComponent(c.req.param("id") ?? "")}`);
+
+export const invitationRoutes = new Hono<PageEnv>()
+  .get("/:id", withSession, showInvitation)
+  .post("/:id/accept", ownInvitationPagesOnly, signedInToAnswer, answer(true))
+  .post("/:id/decline", ownInvitationPagesOnly, signedInToAnswer, answer(false));

@@ -39,3 +39,51 @@ export function ErrorNote(props: { message?: string | null }) {
     </p>
   ) : null;
 }
+
+/**
+ * A decision form (consent, device, agent approval): the `fields` that name the request, any
+ * choice in `children`, and two buttons that both submit `decision` (`yes` or "deny").
+ */
+export function DecisionForm(props: { action: string; fields: Record<string, string>; yes: string; yesLabel: string; children?: Child }) {
+  return (
+    <form method="post" action={props.action}>
+      {Object.entries(props.fields).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      {props.children}
+      <div class="row">
+        <button type="submit" name="decision" value={props.yes}>
+          {props.yesLabel}
+        </button>
+        <button type="submit" name="decision" value="deny" class="secondary">
+          Deny
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Step 1 of a code flow (device, agent approval): the person types the code their device or
+ * agent shows, or confirms a prefilled one. A GET form, so the code lands in the address.
+ */
+export function CodeEntryForm(props: { action: string; name: string; code?: string }) {
+  return (
+    <form method="get" action={props.action}>
+      <label for={props.name}>Code</label>
+      <input id={props.name} name={props.name} type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck={false} required maxlength={16} placeholder="XXXX-XXXX" value={props.code ?? ""} />
+      <button type="submit">Continue</button>
+    </form>
+  );
+}
+
+/** The answer page of a decision: what now happens, in one status line. Refusals are all "Request denied". */
+export function DonePage(props: { approved: boolean; approvedTitle: string; approvedText: string; deniedText: string }) {
+  const title = props.approved ? props.approvedTitle : "Request denied";
+  return (
+    <Layout title={title}>
+      <h1>{title}</h1>
+      <p role="status">{props.approved ? props.approvedText : props.deniedText}</p>
+    </Layout>
+  );
+}

@@ -1,8 +1,9 @@
-import { Hono, type Context } from "hono";
-import { ErrorPage } from "./consent.js";
+import { Hono } from "hono";
+import { callAuth, nextLocation, readForm, upstreamError } from "./form-replay.js";
 import { ErrorNote, Layout } from "./layout.js";
 import { signedOAuthQuery } from "./oauth-query.js";
-import { nextLocation, upstreamError, type PageKit } from "./page-kit.js";
+import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
+import { html, redirectWith, withCookiesOf } from "./render.js";
 import { safeReturnPath } from "./return-to.js";
 
 /**
@@ -82,37 +83,31 @@ function refusal(status: number, code: string | null): { message: string; expire
   return { message: "That code is not right. Check it and try again.", expired: false };
 }
 
-export function twoFactorSignInRoutes(kit: PageKit) {
-  const app = new Hono();
-  const signInHref = (q?: string, returnTo?: string | null) => (q ? `/sign-in?${q}` : returnTo ? `/sign-in?return_to=${encodeURIComponent(returnTo)}` : "/sign-in");
+const signInHref = (q?: string, returnTo?: string | null) => (q ? `/sign-in?${q}` : returnTo ? `/sign-in?return_to=${encodeURIComponent(returnTo)}` : "/sign-in");
 
-  app.get(TWO_FACTOR_PATH, (c) => {
-    const search = new URL(c.req.url).searchParams;
-    const q = signedOAuthQuery(search);
-    const returnTo = q ? null : safeReturnPath(search.get("return_to"));
-    return kit.html(c, <TwoFactorPage oauthQuery={q} returnTo={returnTo} signInHref={signInHref(q, returnTo)} />);
-  });
-
-  app.post(TWO_FACTOR_PATH, async (c: Context) => {
-    if (!kit.sameOrigin(c)) return kit.html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
-    const f = await kit.form(c);
-    const q = f.oauth_query || undefined;
-    const returnTo = q ? null : safeReturnPath(f.return_to);
-    const method: Method = f.method === "backup" ? "backup" : "totp";
-    // Authenticator apps show "123 456"; backup codes are compared as issued.
-    const code = method === "totp" ? (f.code ?? "").replace(/\s+/g, "") : (f.code ?? "").trim();
-    const path = method === "backup" ? "/two-factor/verify-backup-code" : "/two-factor/verify-totp";
-    const upstream = await kit.callAuth(c, path, { code, ...(q ? { oauth_query: q } : {}) });
-    if (!upstream.ok) {
-      const { message, expired } = refusal(upstream.status, (await upstreamError(upstream)).code);
-      const page = <TwoFactorPage oauthQuery={q} returnTo={returnTo} error={message} method={method} expired={expired} signInHref={signInHref(q, returnTo)} />;
-      // Carry cookie changes (an expired two_factor cookie) with the page.
-      const res = kit.html(c, page, upstream.status === 429 ? 429 : 400);
-      for (const cookie of upstream.headers.getSetCookie()) res.headers.append("set-cookie", cookie);
-      return res;
-    }
-    return kit.redirectWith(upstream, await nextLocation(upstream, returnTo ?? "/"));
-  });
-
-  return app;
+function showCodeStep(c: PageContext) {
+  const search = new URL(c.req.url).searchParams;
+  const q = signedOAuthQuery(search);
+  const returnTo = q ? null : safeReturnPath(search.get("return_to"));
+  return html(c, <TwoFactorPage oauthQuery={q} returnTo={returnTo} signInHref={signInHref(q, returnTo)} />);
 }
+
+async function verifyCode(c: PageContext) {
+  const f = await readForm(c);
+  const q = f.oauth_query || undefined;
+  const returnTo = q ? null : safeReturnPath(f.return_to);
+  const method: Method = f.method === "backup" ? "backup" : "totp";
+  // Authenticator apps show "123 456"; backup codes are compared as issued.
+  const code = method === "totp" ? (f.code ?? "").replace(/\s+/g, "") : (f.code ?? "").trim();
+  const path = method === "backup" ? "/two-factor/verify-backup-code" : "/two-factor/verify-totp";
+  const upstream = await callAuth(c, path, { code, ...(q ? { oauth_query: q } : {}) });
+  if (!upstream.ok) {
+    const { message, expired } = refusal(upstream.status, (await upstreamError(upstream)).code);
+    const page = <TwoFactorPage oauthQuery={q} returnTo={returnTo} error={message} method={method} expired={expired} signInHref={signInHref(q, returnTo)} />;
+    // Carry cookie changes (an expired two_factor cookie) with the page.
+    return withCookiesOf(upstream, html(c, page, upstream.status === 429 ? 429 : 400));
+  }
+  return redirectWith(upstream, await nextLocation(upstream, returnTo ?? "/"));
+}
+
+export const twoFactorSignInRoutes = new Hono<PageEnv>().get(TWO_FACTOR_PATH, showCodeStep).post(TWO_FACTOR_PATH, ownPagesOnly, verifyCode);

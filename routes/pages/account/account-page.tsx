@@ -2,11 +2,15 @@ import type { SignInProvider } from "../../../lib/social-providers.js";
 import type { AuthorizedApp } from "../../authorized-apps.js";
 import { ErrorNote, Layout } from "../layout.js";
 import { AgentAccessSection, type AgentAccessView } from "./agents.js";
-import { AppsSection, IdentitiesSection } from "./data-sections.js";
+import { AppsSection } from "./apps.js";
+import { IdentitiesSection } from "./identities.js";
+import { LinkedAccountsSection } from "./linked-accounts.js";
 import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
-import { ProfileSection, SessionsSection } from "./profile-sections.js";
+import { PasskeysSection, type PasskeyControls } from "./passkeys.js";
+import { ProfileSection } from "./profile.js";
 import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "./queries.js";
-import { LinkedAccountsSection, PasskeysSection, TwoFactorSection, type PasskeyControls } from "./sign-in-sections.js";
+import { SessionsSection } from "./sessions.js";
+import { TwoFactorSection } from "./two-factor.js";
 
 export interface AccountView {
   user: { id: string; name: string; email: string; emailVerified: boolean };

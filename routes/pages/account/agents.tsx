@@ -1,31 +1,27 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import type { Kysely } from "kysely";
-import type { Auth } from "../../../auth.config.js";
 import * as manage from "../../../plugins/agents/store.js";
-import type { PageKit } from "../page-kit.js";
-import { accountActions } from "./actions.js";
+import { readForm } from "../form-replay.js";
+import type { PageContext, PageEnv } from "../page-env.js";
+import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import type { NoticeKey } from "./messages.js";
+import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
 
 /*
  * The account page's "Agents" section: the person's agent hosts, the agents on them (or bound
  * to the person) and each agent's capability grants, with plain forms to pause, resume and
  * revoke hosts and agents and to revoke a grant. Reading and every change go through
- * plugins/agents/store.ts, the same functions as GET /api/agents and POST /api/agents/...
+ * plugins/agents/manage.ts, the same functions as GET /api/agents and POST /api/agents/...
  * (routes/agents.ts), so ownership, the pause/resume state machine and revoke cascades are
  * one code path for the page and the API.
  */
 
-export interface AgentAccessDeps {
-  auth: Auth;
-  db: Kysely<any>;
-}
-
 /** What the section shows: listAgentEstate's answer for the signed-in person. */
 export type AgentAccessView = Awaited<ReturnType<typeof manage.listAgentEstate>>;
 
-export async function loadAgentAccess(deps: AgentAccessDeps, userId: string): Promise<AgentAccessView> {
-  return manage.listAgentEstate(deps.db, userId);
+export async function loadAgentAccess(db: Kysely<any>, userId: string): Promise<AgentAccessView> {
+  return manage.listAgentEstate(db, userId);
 }
 
 const ANCHOR = "agents";
@@ -38,46 +34,23 @@ const hostRevocable = (status: string) => status !== "revoked";
 const agentRevocable = (status: string) => status !== "revoked";
 const grantRevocable = (status: string) => status === "active" || status === "pending";
 
-/** One small form with a hidden id and a button whose accessible name says what and which. */
-function ActionForm(props: { action: string; field: string; id: string; label: string; text: string; secondary?: boolean }) {
-  return (
-    <form method="post" action={props.action} class="inline">
-      <input type="hidden" name={props.field} value={props.id} />
-      <button type="submit" class={props.secondary ? "secondary" : undefined} aria-label={props.label}>
-        {props.text}
-      </button>
-    </form>
-  );
-}
-
 function StateControls(props: { kind: "host" | "agent"; id: string; name: string; status: string }) {
   const path = `${BASE}/${props.kind === "host" ? "hosts" : "agents"}`;
-  const field = `${props.kind}_id`;
+  const fields = { [`${props.kind}_id`]: props.id };
   const revocable = props.kind === "host" ? hostRevocable(props.status) : agentRevocable(props.status);
   return (
     <>
-      {canPause(props.status) ? <ActionForm action={`${path}/pause`} field={field} id={props.id} label={`Pause ${props.kind} ${props.name}`} text="Pause" secondary /> : null}
-      {canResume(props.status) ? <ActionForm action={`${path}/resume`} field={field} id={props.id} label={`Resume ${props.kind} ${props.name}`} text="Resume" /> : null}
-      {revocable ? <ActionForm action={`${path}/revoke`} field={field} id={props.id} label={`Revoke ${props.kind} ${props.name}`} text="Revoke" secondary /> : null}
+      {canPause(props.status) ? <PostButton action={`${path}/pause`} fields={fields} label={`Pause ${props.kind} ${props.name}`} text="Pause" /> : null}
+      {canResume(props.status) ? <PostButton action={`${path}/resume`} fields={fields} label={`Resume ${props.kind} ${props.name}`} text="Resume" primary /> : null}
+      {revocable ? <PostButton action={`${path}/revoke`} fields={fields} label={`Revoke ${props.kind} ${props.name}`} text="Revoke" /> : null}
     </>
   );
 }
 
 function HostsTable(props: { hosts: manage.HostView[] }) {
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Host</th>
-          <th scope="col">Status</th>
-          <th scope="col">Last used</th>
-          <th scope="col">
-            <span class="muted">Action</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.hosts.map((h) => {
+    <AccountTable columns={["Host", "Status", "Last used"]} actions="Action">
+      {props.hosts.map((h) => {
           const name = h.name ?? "Unnamed host";
           return (
             <tr data-host-id={h.id}>
@@ -92,9 +65,8 @@ function HostsTable(props: { hosts: manage.HostView[] }) {
               </td>
             </tr>
           );
-        })}
-      </tbody>
-    </table>
+      })}
+    </AccountTable>
   );
 }
 
@@ -124,19 +96,8 @@ function AgentCard(props: { agent: manage.AgentView; hostName: string | null }) 
         <StateControls kind="agent" id={a.id} name={a.name} status={a.status} />
       </p>
       {grants.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Capability</th>
-              <th scope="col">Status</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span class="muted">Action</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {grants.map((g) => (
+        <AccountTable columns={["Capability", "Status", "Expires"]} actions="Action">
+          {grants.map((g) => (
               <tr data-grant-id={g.id}>
                 <td>
                   <code>{g.capability}</code>
@@ -144,12 +105,11 @@ function AgentCard(props: { agent: manage.AgentView; hostName: string | null }) 
                 <td data-status={g.status}>{g.status}</td>
                 <td>{g.expiresAt ? <When at={at(g.expiresAt)} /> : <span class="muted">no expiry</span>}</td>
                 <td>
-                  <ActionForm action={`${BASE}/grants/revoke`} field="grant_id" id={g.id} label={`Revoke ${g.capability} for ${a.name}`} text="Revoke" secondary />
+                  <PostButton action={`${BASE}/grants/revoke`} fields={{ grant_id: g.id }} label={`Revoke ${g.capability} for ${a.name}`} text="Revoke" />
                 </td>
               </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </AccountTable>
       ) : (
         <p class="muted">This agent may do nothing for you.</p>
       )}
@@ -173,62 +133,73 @@ export function AgentAccessSection(props: { view: AgentAccessView }) {
   );
 }
 
+const outcome = (ok: boolean, notice: NoticeKey) => backWith(ok, notice, ANCHOR, "INVALID_STATE");
+
+/** The row id the form names; "" when it names none. */
+const idFrom = async (c: PageContext, field: string) => (await readForm(c))[field] ?? "";
+
+type Db = Kysely<any>;
+
+/** What pausing, resuming and revoking mean for a host and for an agent. */
+const STATE_CHANGES = {
+  host: {
+    find: manage.findOwnedHost,
+    revocable: hostRevocable,
+    revoke: manage.revokeHost,
+    pause: manage.pauseHost,
+    resume: manage.resumeHost,
+    notices: { revoke: "agent-host-revoked", pause: "agent-host-paused", resume: "agent-host-resumed" },
+  },
+  agent: {
+    find: manage.findOwnedAgent,
+    revocable: agentRevocable,
+    revoke: manage.revokeAgent,
+    pause: manage.pauseAgent,
+    resume: manage.resumeAgent,
+    notices: { revoke: "agent-revoked", pause: "agent-paused", resume: "agent-resumed" },
+  },
+} satisfies Record<"host" | "agent", {
+  find(db: Db, userId: string, id: string): Promise<{ id: string; status: string } | null>;
+  revocable(status: string): boolean;
+  revoke(db: Db, id: string): Promise<unknown>;
+  pause(db: Db, id: string): Promise<boolean>;
+  resume(db: Db, id: string): Promise<boolean>;
+  notices: Record<"revoke" | "pause" | "resume", NoticeKey>;
+}>;
+
+/** Pause, resume or revoke (the route's `:action`) a host or an agent the person owns. */
+function changeState(kind: keyof typeof STATE_CHANGES) {
+  const change = STATE_CHANGES[kind];
+  return async (c: PageContext) => {
+    const { db } = c.var.page;
+    const id = await idFrom(c, `${kind}_id`);
+    const row = id ? await change.find(db, c.var.session.user.id, id) : null;
+    if (!row) return backWithError(null, ANCHOR, "NOT_FOUND");
+    const action = c.req.param("action");
+    if (action === "revoke") {
+      if (!change.revocable(row.status)) return backWithError(null, ANCHOR, "INVALID_STATE");
+      await change.revoke(db, row.id);
+      return backWithNotice(null, change.notices.revoke, ANCHOR);
+    }
+    if (action === "pause") return outcome(await change.pause(db, row.id), change.notices.pause);
+    return outcome(await change.resume(db, row.id), change.notices.resume);
+  };
+}
+
+async function revokeGrant(c: PageContext) {
+  const { db } = c.var.page;
+  const id = await idFrom(c, "grant_id");
+  const grant = id ? await manage.findOwnedGrant(db, c.var.session.user.id, id) : null;
+  if (!grant) return backWithError(null, ANCHOR, "NOT_FOUND");
+  return outcome(await manage.revokeGrant(db, grant.id), "agent-grant-revoked");
+}
+
 /**
  * POST routes for pausing, resuming and revoking hosts and agents and revoking grants; mounted
  * at /account/agents. Each form names one row by id; someone else's (or a missing) row reads
  * NOT_FOUND, a change that no longer applies (already paused, revoked meanwhile) INVALID_STATE.
  */
-export function agentAccountRoutes(kit: PageKit, deps: AgentAccessDeps) {
-  const app = new Hono();
-  const act = accountActions(kit);
-  const { db } = deps;
-
-  const outcome = (ok: boolean, notice: NoticeKey) => (ok ? act.done(null, notice, ANCHOR) : act.failed(null, ANCHOR, "INVALID_STATE"));
-
-  async function target(c: Context, field: string) {
-    const session = await act.guard(c);
-    if (session instanceof Response) return session;
-    const id = (await kit.form(c))[field] ?? "";
-    return { userId: session.user.id, id };
-  }
-
-  app.post("/hosts/:action{pause|resume|revoke}", async (c) => {
-    const t = await target(c, "host_id");
-    if (t instanceof Response) return t;
-    const host = t.id ? await manage.findOwnedHost(db, t.userId, t.id) : null;
-    if (!host) return act.failed(null, ANCHOR, "NOT_FOUND");
-    const action = c.req.param("action");
-    if (action === "revoke") {
-      if (!hostRevocable(host.status)) return act.failed(null, ANCHOR, "INVALID_STATE");
-      await manage.revokeHost(db, host.id);
-      return act.done(null, "agent-host-revoked", ANCHOR);
-    }
-    if (action === "pause") return outcome(await manage.pauseHost(db, host.id), "agent-host-paused");
-    return outcome(await manage.resumeHost(db, host.id), "agent-host-resumed");
-  });
-
-  app.post("/agents/:action{pause|resume|revoke}", async (c) => {
-    const t = await target(c, "agent_id");
-    if (t instanceof Response) return t;
-    const agent = t.id ? await manage.findOwnedAgent(db, t.userId, t.id) : null;
-    if (!agent) return act.failed(null, ANCHOR, "NOT_FOUND");
-    const action = c.req.param("action");
-    if (action === "revoke") {
-      if (!agentRevocable(agent.status)) return act.failed(null, ANCHOR, "INVALID_STATE");
-      await manage.revokeAgent(db, agent.id);
-      return act.done(null, "agent-revoked", ANCHOR);
-    }
-    if (action === "pause") return outcome(await manage.pauseAgent(db, agent.id), "agent-paused");
-    return outcome(await manage.resumeAgent(db, agent.id), "agent-resumed");
-  });
-
-  app.post("/grants/revoke", async (c) => {
-    const t = await target(c, "grant_id");
-    if (t instanceof Response) return t;
-    const grant = t.id ? await manage.findOwnedGrant(db, t.userId, t.id) : null;
-    if (!grant) return act.failed(null, ANCHOR, "NOT_FOUND");
-    return outcome(await manage.revokeGrant(db, grant.id), "agent-grant-revoked");
-  });
-
-  return app;
-}
+export const agentAccountRoutes = new Hono<PageEnv>()
+  .post("/hosts/:action{pause|resume|revoke}", ...accountForm, changeState("host"))
+  .post("/agents/:action{pause|resume|revoke}", ...accountForm, changeState("agent"))
+  .post("/grants/revoke", ...accountForm, revokeGrant);

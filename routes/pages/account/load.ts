@@ -1,10 +1,8 @@
-import type { Kysely } from "kysely";
-import type { Auth } from "../../../auth.config.js";
-import type { Logger } from "../../../lib/logger.js";
-import type { SignInProvider } from "../../../lib/social-providers.js";
+import { BASE_PATH } from "../../../lib/transport.js";
 import type { SessionWithUser } from "../../session.js";
 import { listAuthorizedApps } from "../../authorized-apps.js";
 import { passkeyScript } from "../assets.js";
+import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";
 import { loadAgentAccess } from "./agents.js";
 import { errorWords, noticeWords } from "./messages.js";
@@ -22,16 +20,8 @@ import {
 import { canManage } from "./organizations-section.js";
 import { KEY_SIGN_IN_TWO_FACTOR_ID } from "../../../plugins/key-sign-in/two-factor.js";
 
-export interface AccountDeps {
-  auth: Auth;
-  db: Kysely<any>;
-  basePath: string;
-  socialProviders: readonly SignInProvider[];
-  logger?: Logger;
-}
-
 /** Everything the account page shows for the signed-in person, read in parallel. */
-export async function loadAccountView(deps: AccountDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
+export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
   const { db } = deps;
   const user = session.user;
   const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script] = await Promise.all([
@@ -44,7 +34,7 @@ export async function loadAccountView(deps: AccountDeps, session: SessionWithUse
     listMemberships(db, user.id),
     // Invitations by address only for a verified address (see listInvitationsFor); otherwise the e-mailed link is the way in.
     user.emailVerified ? listInvitationsFor(db, user.email) : Promise.resolve([]),
-    loadAgentAccess({ auth: deps.auth, db }, user.id),
+    loadAgentAccess(db, user.id),
     passkeyScript().catch((err: unknown) => {
       deps.logger?.error("passkey script build failed", { err });
       return null;
@@ -60,7 +50,7 @@ export async function loadAccountView(deps: AccountDeps, session: SessionWithUse
     accounts,
     providers: deps.socialProviders,
     passkeys,
-    passkeyControls: { basePath: deps.basePath, scriptSrc: script?.path ?? null },
+    passkeyControls: { basePath: BASE_PATH, scriptSrc: script?.path ?? null },
     twoFactorEnabled: twoFactor,
     // plugins/key-sign-in/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
     keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === KEY_SIGN_IN_TWO_FACTOR_ID),

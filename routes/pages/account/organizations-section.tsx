@@ -1,3 +1,4 @@
+import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import type { Membership, OrganizationInvitation, OrganizationMember, ReceivedInvitation } from "./queries.js";
 
@@ -38,14 +39,7 @@ export function OrganizationsSection(props: OrganizationsView) {
             {props.received.map((i) => (
               <li data-invitation-id={i.id}>
                 {i.organizationName} invites you as {i.role} (until <When at={i.expiresAt} />){" "}
-                <form method="post" action={`/invitations/${encodeURIComponent(i.id)}/accept`} class="inline">
-                  <button type="submit">Accept</button>
-                </form>{" "}
-                <form method="post" action={`/invitations/${encodeURIComponent(i.id)}/decline`} class="inline">
-                  <button type="submit" class="secondary">
-                    Decline
-                  </button>
-                </form>
+                <PostButton action={`/invitations/${encodeURIComponent(i.id)}/accept`} text="Accept" primary /> <PostButton action={`/invitations/${encodeURIComponent(i.id)}/decline`} text="Decline" />
               </li>
             ))}
           </ul>
@@ -77,15 +71,8 @@ function Organization(props: { membership: Membership; members: OrganizationMemb
       <h3 id={`org-${id}-title`}>
         {m.name} <span class="muted">({m.slug}) · you are {m.role}</span>
       </h3>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Member</th>
-            <th scope="col">Role</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.members.map((member) => (
+      <AccountTable columns={["Member", "Role"]}>
+        {props.members.map((member) => (
             <tr data-member-email={member.email}>
               <td>
                 {member.name} <span class="muted">{member.email}</span>
@@ -108,9 +95,8 @@ function Organization(props: { membership: Membership; members: OrganizationMemb
                 )}
               </td>
             </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </AccountTable>
       {manage && props.invitations.length ? (
         <>
           <h3>Pending invitations</h3>
@@ -118,12 +104,7 @@ function Organization(props: { membership: Membership; members: OrganizationMemb
             {props.invitations.map((i) => (
               <li data-invitation-id={i.id}>
                 {i.email} as {i.role} (pending until <When at={i.expiresAt} />){" "}
-                <form method="post" action="/account/organizations/cancel-invitation" class="inline">
-                  <input type="hidden" name="invitation_id" value={i.id} />
-                  <button type="submit" class="secondary" aria-label={`Cancel the invitation to ${i.email}`}>
-                    Cancel
-                  </button>
-                </form>
+                <PostButton action="/account/organizations/cancel-invitation" fields={{ invitation_id: i.id }} text="Cancel" label={`Cancel the invitation to ${i.email}`} />
               </li>
             ))}
           </ul>
@@ -141,12 +122,7 @@ function Organization(props: { membership: Membership; members: OrganizationMemb
           <button type="submit">Send invitation</button>
         </form>
       ) : null}
-      <form method="post" action="/account/organizations/leave">
-        <input type="hidden" name="organization_id" value={id} />
-        <button type="submit" class="secondary" aria-label={`Leave organization ${m.name}`}>
-          Leave organization
-        </button>
-      </form>
+      <PostButton action="/account/organizations/leave" fields={{ organization_id: id }} text="Leave organization" label={`Leave organization ${m.name}`} block />
     </article>
   );
 }

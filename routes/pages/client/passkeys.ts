@@ -37,35 +37,16 @@ function reveal(form: HTMLFormElement): boolean {
   return true;
 }
 
-function wireSignIn(form: HTMLFormElement) {
-  if (!reveal(form)) return;
+/** Runs `task` when the form is sent, its button disabled meanwhile; a failure is shown in words. */
+function onSubmit(form: HTMLFormElement, prompt: string, task: (show: (message: string | null, note?: string) => void) => Promise<void>) {
   const { button, show } = parts(form);
-  const data = form.dataset;
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     void (async () => {
       button.disabled = true;
-      show(null, "Waiting for your passkey…");
+      show(null, prompt);
       try {
-        const options = await getJson(data.optionsPath ?? "/api/auth/passkey/generate-authenticate-options");
-        const response = await startAuthentication({ optionsJSON: options as never });
-        show(null, "Signing in…");
-        const res = await postJson(data.verifyPath ?? "/api/auth/passkey/verify-authentication", { response });
-        if (!res.ok) throw new ShownError(res.status === 429 ? "Too many attempts. Wait a minute and try again." : "That passkey was not accepted. Try another way to sign in.");
-        let next = "/";
-        if (data.oauthQuery) {
-          try {
-            next = await continueAuthorization(data.oauthQuery, {
-              continuePath: data.continuePath ?? "/api/auth/oauth2/continue",
-              authorizePath: data.authorizePath ?? "/api/auth/oauth2/authorize",
-              signInPath: location.pathname,
-            });
-          } catch {
-            throw new ShownError("You are signed in, but the application's request has expired. Go back to the application and start again.");
-          }
-        }
-        show(null, "Signed in.");
-        location.assign(next);
+        await task(show);
       } catch (err) {
         show(words(err));
       } finally {
@@ -75,30 +56,44 @@ function wireSignIn(form: HTMLFormElement) {
   });
 }
 
+function wireSignIn(form: HTMLFormElement) {
+  if (!reveal(form)) return;
+  const data = form.dataset;
+  onSubmit(form, "Waiting for your passkey…", async (show) => {
+    const options = await getJson(data.optionsPath ?? "/api/auth/passkey/generate-authenticate-options");
+    const response = await startAuthentication({ optionsJSON: options as never });
+    show(null, "Signing in…");
+    const res = await postJson(data.verifyPath ?? "/api/auth/passkey/verify-authentication", { response });
+    if (!res.ok) throw new ShownError(res.status === 429 ? "Too many attempts. Wait a minute and try again." : "That passkey was not accepted. Try another way to sign in.");
+    let next = "/";
+    if (data.oauthQuery) {
+      try {
+        next = await continueAuthorization(data.oauthQuery, {
+          continuePath: data.continuePath ?? "/api/auth/oauth2/continue",
+          authorizePath: data.authorizePath ?? "/api/auth/oauth2/authorize",
+          signInPath: location.pathname,
+        });
+      } catch {
+        throw new ShownError("You are signed in, but the application's request has expired. Go back to the application and start again.");
+      }
+    }
+    show(null, "Signed in.");
+    location.assign(next);
+  });
+}
+
 function wireRegistration(form: HTMLFormElement) {
   if (!reveal(form)) return;
-  const { button, show } = parts(form);
   const data = form.dataset;
   const nameInput = form.querySelector<HTMLInputElement>("input[name=name]");
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    void (async () => {
-      button.disabled = true;
-      show(null, "Follow your browser's prompt to create the passkey…");
-      try {
-        const name = nameInput?.value.trim() ?? "";
-        const optionsUrl = new URL(data.optionsPath ?? "/api/auth/passkey/generate-register-options", location.href);
-        const options = await getJson(optionsUrl.pathname + optionsUrl.search);
-        const response = await startRegistration({ optionsJSON: options as never });
-        const res = await postJson(data.verifyPath ?? "/api/auth/passkey/verify-registration", { response, ...(name ? { name } : {}) });
-        if (!res.ok) throw new ShownError("The passkey could not be saved. Try again.");
-        location.assign(data.done ?? "/account");
-      } catch (err) {
-        show(words(err));
-      } finally {
-        button.disabled = false;
-      }
-    })();
+  onSubmit(form, "Follow your browser's prompt to create the passkey…", async () => {
+    const name = nameInput?.value.trim() ?? "";
+    const optionsUrl = new URL(data.optionsPath ?? "/api/auth/passkey/generate-register-options", location.href);
+    const options = await getJson(optionsUrl.pathname + optionsUrl.search);
+    const response = await startRegistration({ optionsJSON: options as never });
+    const res = await postJson(data.verifyPath ?? "/api/auth/passkey/verify-registration", { response, ...(name ? { name } : {}) });
+    if (!res.ok) throw new ShownError("The passkey could not be saved. Try again.");
+    location.assign(data.done ?? "/account");
   });
 }
 
