@@ -8,7 +8,7 @@ import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
 import { cookiesOf, freePort, uniqueEmail } from "./helpers/server.js";
 import { secretOf, totp } from "./helpers/totp.js";
-import { startUpstreamOidc, type UpstreamOidc } from "./helpers/upstream-oidc.js";
+import { providerEnv, startUpstreamOidc, type UpstreamOidc } from "./helpers/upstream-oidc.js";
 
 /**
  * The account page (/account, and / when signed in) in headless Chromium, for a person who has
@@ -29,16 +29,7 @@ const server = useTestServer(async () => {
   // localhost, not 127.0.0.1: WebAuthn needs a domain name for its RP ID.
   const url = `http://localhost:${port}`;
   upstream = await startUpstreamOidc({ clients: [{ clientId: "idp-account-page", redirectUris: [`${url}/api/auth/callback/${PROVIDER}`] }] });
-  const client = upstream.clients[0]!;
-  return {
-    PORT: String(port),
-    AUTH_URL: url,
-    OIDC_1_ID: PROVIDER,
-    OIDC_1_NAME: PROVIDER_NAME,
-    OIDC_1_ISSUER: upstream.issuer,
-    OIDC_1_CLIENT_ID: client.clientId,
-    OIDC_1_CLIENT_SECRET: client.clientSecret,
-  };
+  return { PORT: String(port), AUTH_URL: url, ...providerEnv(1, upstream, { id: PROVIDER, name: PROVIDER_NAME }) };
 }, { mailer: box.mailer });
 afterAll(async () => {
   await upstream?.close();

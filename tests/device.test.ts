@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { submitWith } from "./helpers/browser.js";
 import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+import { cookiesOf, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 /** RFC 8628: a device asks for a code, polls the token endpoint, a person approves at /device. */
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
@@ -191,13 +191,7 @@ describe("the device's other endings (RFC 8628 §3.5)", () => {
 });
 
 describe("expiry", () => {
-  let short: TestServer;
-  beforeAll(async () => {
-    short = await startTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
-  });
-  afterAll(async () => {
-    await short?.close();
-  });
+  const short = useTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
 
   it("answers expired_token once the code's lifetime has passed, and the page says so", async () => {
     const person = await signUp(short);
@@ -215,14 +209,8 @@ describe("expiry", () => {
 });
 
 describe("guessing user codes", () => {
-  let limited: TestServer;
-  beforeAll(async () => {
-    // DEVICE_CODE_RATE_LIMIT left at its default: 10 checks a minute per IP.
-    limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
-  });
-  afterAll(async () => {
-    await limited?.close();
-  });
+  // DEVICE_CODE_RATE_LIMIT left at its default: 10 checks a minute per IP.
+  const limited = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
 
   async function guesser(headers: Record<string, string>) {
     const signUpRes = await limited.api("/api/auth/sign-up/email", { headers, body: { name: "Guesser", email: `guesser-${Date.now()}-${Math.random()}@example.com`, password: "correct horse battery staple" } });

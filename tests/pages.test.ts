@@ -24,6 +24,16 @@ const publicClient = (name: string) => registerClient(server, { client_name: nam
 /** An authorization request as a native app would build it, back to our callback server. */
 const authorizationRequest = (clientId: string, extra: Record<string, string> = {}) => authRequest(server, clientId, { redirectUri: callback.redirectUri, scope: SCOPE, extra });
 
+/** A person (signed up over the API), an app, and a signed-out browser sent to the app's authorization request. */
+async function signedOutAtAuthorize(appName: string) {
+  const person = await signUp(server);
+  const client = await publicClient(appName);
+  const page = await browser.page();
+  const request = authorizationRequest(client.client_id);
+  await page.goto(request.url);
+  return { person, client, page, request };
+}
+
 /** Every URL the page's main frame showed, to prove which pages a flow did (not) pass through. */
 function recordNavigations(page: Page): string[] {
   const seen: string[] = [];
@@ -192,11 +202,7 @@ describe("authorization through the pages", () => {
   });
 
   it("a wrong password shows an error on the page and keeps the authorization request", async () => {
-    const person = await signUp(server);
-    const client = await publicClient("Retry App");
-    const page = await browser.page();
-    const request = authorizationRequest(client.client_id);
-    await page.goto(request.url);
+    const { person, page, request } = await signedOutAtAuthorize("Retry App");
     await signInThroughPage(page, { ...person, password: "not the password at all" });
     expect(new URL(page.url()).pathname).toBe("/sign-in");
     await expect(page.getByRole("alert").textContent()).resolves.toMatch(/do not match/i);
@@ -209,11 +215,7 @@ describe("authorization through the pages", () => {
   });
 
   it("Deny sends access_denied with the state back to the app, and no code", async () => {
-    const person = await signUp(server);
-    const client = await publicClient("Denied App");
-    const page = await browser.page();
-    const request = authorizationRequest(client.client_id);
-    await page.goto(request.url);
+    const { person, client, page, request } = await signedOutAtAuthorize("Denied App");
     await signInThroughPage(page, person);
     expect(new URL(page.url()).pathname).toBe("/consent");
     await submitWith(page, "Deny");

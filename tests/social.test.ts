@@ -8,7 +8,7 @@ import { addCookies, submitWith } from "./helpers/browser.js";
 import { useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
 import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
 import { cookiesOf, freePort, postForm, startTestServer, uniqueEmail } from "./helpers/server.js";
-import { startUpstreamOidc, type UpstreamOidc, type UpstreamUser } from "./helpers/upstream-oidc.js";
+import { providerEnv, startUpstreamOidc, type UpstreamOidc, type UpstreamUser } from "./helpers/upstream-oidc.js";
 
 /**
  * Social sign-in against a real upstream OpenID Provider (node-oidc-provider on loopback),
@@ -37,19 +37,11 @@ const server = useTestServer(async () => {
       { clientId: "idp-under-test-2", redirectUris: [`${url}/api/auth/callback/${SECOND}`] },
     ],
   });
-  const [first, second] = upstream.clients as [(typeof upstream.clients)[0], (typeof upstream.clients)[0]];
   return {
     PORT: String(port),
     AUTH_URL: url,
-    OIDC_1_ID: PROVIDER,
-    OIDC_1_NAME: PROVIDER_NAME,
-    OIDC_1_ISSUER: upstream.issuer,
-    OIDC_1_CLIENT_ID: first.clientId,
-    OIDC_1_CLIENT_SECRET: first.clientSecret,
-    OIDC_2_ID: SECOND,
-    OIDC_2_ISSUER: upstream.issuer,
-    OIDC_2_CLIENT_ID: second.clientId,
-    OIDC_2_CLIENT_SECRET: second.clientSecret,
+    ...providerEnv(1, upstream, { id: PROVIDER, name: PROVIDER_NAME }),
+    ...providerEnv(2, upstream, { id: SECOND, index: 1 }),
     // Built-ins are switched on by their credentials; they cannot be reached from here.
     GOOGLE_CLIENT_ID: "google-client.apps.example",
     GOOGLE_CLIENT_SECRET: "google-secret",

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, BrowserContextOptions, CDPSession, Page } from "playwright-core";
@@ -165,4 +166,25 @@ export async function redeemCode(server: TestServer, back: URL, request: { redir
   expect(back.searchParams.get("state")).toBe(request.state);
   const code = back.searchParams.get("code") ?? "";
   return token(server, { grant_type: "authorization_code", code, redirect_uri: request.redirectUri, client_id: request.clientId, code_verifier: request.verifier });
+}
+
+/**
+ * Something listening on `host` that counts the connections it gets and drops each at once:
+ * an inside address that a guarded outbound fetch must never reach.
+ */
+export function useCountingListener(host: string) {
+  const state = { port: 0, connections: 0 };
+  let listener: NetServer | undefined;
+  beforeAll(async () => {
+    listener = createNetServer((socket) => {
+      state.connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener!.listen(0, host, resolve));
+    state.port = (listener.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => listener?.close(resolve));
+  });
+  return state;
 }
