@@ -1,9 +1,9 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
 import { agentKit, ed25519, type Agent } from "./helpers/agents.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * The account page's Agents section in headless Chromium: a person with an enrolled host and
@@ -11,20 +11,8 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * and revokes from the page's own forms; the agent's signed JWT feels each change at once.
  */
 
-let server: TestServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const server = useTestServer();
+const browser = useBrowser();
 
 const { hostJwt, agentJwt } = agentKit(() => server);
 
@@ -54,14 +42,9 @@ async function personWithAgent(capabilities: string[]) {
 
 /** A browser signed in as `person`, on the account page. */
 async function accountPage(person: { email: string; password: string }): Promise<Page> {
-  const context = await browser.newContext();
-  contexts.push(context);
-  const page = await context.newPage();
+  const page = await browser.page();
   await page.goto(`${server.url}/account`);
-  expect(new URL(page.url()).pathname).toBe("/sign-in");
-  await fillByLabel(page, "E-mail", person.email);
-  await fillByLabel(page, "Password", person.password);
-  await submitWith(page, "Sign in");
+  await signInThroughPage(page, person);
   expect(new URL(page.url()).pathname).toBe("/account");
   return page;
 }

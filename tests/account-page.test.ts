@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
 import { newIdentity, signRequest } from "./helpers/bap.js";
-import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { fillByLabel, submitWith } from "./helpers/browser.js";
+import { signUpWithForm, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
-import { cookiesOf, freePort, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { cookiesOf, freePort, uniqueEmail } from "./helpers/server.js";
 import { secretOf, totp } from "./helpers/totp.js";
-import { startUpstreamOidc, type UpstreamOidc } from "./helpers/upstream-oidc.js";
+import { providerEnv, startUpstreamOidc, type UpstreamOidc } from "./helpers/upstream-oidc.js";
 
 /**
  * The account page (/account, and / when signed in) in headless Chromium, for a person who has
@@ -20,48 +21,19 @@ const PROVIDER = "upstream";
 const PROVIDER_NAME = "Upstream ID";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
-let server: TestServer;
 const box = mailbox();
+const browser = useBrowser();
 let upstream: UpstreamOidc;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
+const server = useTestServer(async () => {
   const port = await freePort();
   // localhost, not 127.0.0.1: WebAuthn needs a domain name for its RP ID.
   const url = `http://localhost:${port}`;
-  [upstream, browser] = await Promise.all([startUpstreamOidc({ clients: [{ clientId: "idp-account-page", redirectUris: [`${url}/api/auth/callback/${PROVIDER}`] }] }), launchBrowser()]);
-  const client = upstream.clients[0]!;
-  server = await startTestServer({
-    PORT: String(port),
-    AUTH_URL: url,
-    OIDC_1_ID: PROVIDER,
-    OIDC_1_NAME: PROVIDER_NAME,
-    OIDC_1_ISSUER: upstream.issuer,
-    OIDC_1_CLIENT_ID: client.clientId,
-    OIDC_1_CLIENT_SECRET: client.clientSecret,
-  }, { mailer: box.mailer });
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
+  upstream = await startUpstreamOidc({ clients: [{ clientId: "idp-account-page", redirectUris: [`${url}/api/auth/callback/${PROVIDER}`] }] });
+  return { PORT: String(port), AUTH_URL: url, ...providerEnv(1, upstream, { id: PROVIDER, name: PROVIDER_NAME }) };
+}, { mailer: box.mailer });
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await upstream?.close();
 });
-
-async function browserWithAuthenticator(): Promise<Page> {
-  const context = await browser.newContext();
-  contexts.push(context);
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-  return page;
-}
 
 /** Another session of the same person, from "another device" (a Firefox user agent). */
 async function otherSession(email: string, password: string, totpSecret?: Buffer) {
@@ -81,19 +53,12 @@ const section = (page: Page, id: string) => page.locator(`section#${id}`);
 
 describe("account page", () => {
   it("shows every section with the person's data, and its forms revoke an app and sign out another session", async () => {
-    const page = await browserWithAuthenticator();
-    const email = uniqueEmail("account");
-    const password = "correct horse battery staple";
+    const { page } = await browser.pageWithAuthenticator();
 
     // Sign up through the page: it lands on /, which is the account page for a signed-in person.
-    await page.goto(`${server.url}/sign-up`);
-    await fillByLabel(page, "Name", "Account Person");
-    await fillByLabel(page, "E-mail", email);
-    await fillByLabel(page, "Password", password);
-    await submitWith(page, "Create account");
+    const { email, password, userId } = await signUpWithForm(server, page, { name: "Account Person", email: uniqueEmail("account") });
     expect(new URL(page.url()).pathname).toBe("/");
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Your account");
-    const userId = (await server.db.selectFrom("user").select("id").where("email", "=", email).executeTakeFirstOrThrow()).id as string;
 
     // Data from elsewhere: another session, BAP identities, an app, two-factor, an organization.
     const other = await otherSession(email, password);

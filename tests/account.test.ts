@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
+import { cookiesOf, uniqueEmail, type TestServer } from "./helpers/server.js";
 import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { signUp } from "./helpers/oauth.js";
 
@@ -56,15 +57,8 @@ async function sessionOf(server: TestServer, init: { cookie?: string; headers?: 
 }
 
 describe("account surface (e-mail verification off)", () => {
-  let server: TestServer;
   const box = mailbox();
-
-  beforeAll(async () => {
-    server = await startTestServer({}, { mailer: box.mailer });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({}, { mailer: box.mailer });
 
   describe("POST /sign-up/email", () => {
     it("answers 200 with a session token and the new user, and sets the session cookie", async () => {
@@ -397,13 +391,7 @@ describe("account surface (e-mail verification off)", () => {
 });
 
 describe("cross-site requests (better-auth's Origin / CSRF checks, on in tests as in production)", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer();
 
   it("refuses a cookie-bearing POST from another origin with 403, and the session survives", async () => {
     const person = await signUp(server);
@@ -426,15 +414,8 @@ describe("cross-site requests (better-auth's Origin / CSRF checks, on in tests a
 });
 
 describe("account surface (REQUIRE_EMAIL_VERIFICATION=true)", () => {
-  let server: TestServer;
   const box = mailbox();
-
-  beforeAll(async () => {
-    server = await startTestServer({ REQUIRE_EMAIL_VERIFICATION: "true" }, { mailer: box.mailer });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ REQUIRE_EMAIL_VERIFICATION: "true" }, { mailer: box.mailer });
 
   async function verifiedAccount() {
     const email = uniqueEmail("verified");
@@ -545,7 +526,8 @@ describe("account surface (REQUIRE_EMAIL_VERIFICATION=true)", () => {
 });
 
 describe("account routes refuse malformed requests with a 4xx, never a 500", () => {
-  let server: TestServer;
+  // Rate limiting is not under test here: each route gets several bad requests.
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "false" });
   let cookie: string;
 
   const ROUTES = [
@@ -562,12 +544,7 @@ describe("account routes refuse malformed requests with a 4xx, never a 500", () 
   ];
 
   beforeAll(async () => {
-    // Rate limiting is not under test here: each route gets several bad requests.
-    server = await startTestServer({ RATE_LIMIT_ENABLED: "false" });
     cookie = (await newAccount(server)).cookie;
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   function expectClientError(res: { status: number; headers: Headers; text: string }, route: string) {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentKit, ed25519, type Host } from "./helpers/agents.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -10,19 +11,15 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * and with Redis a token spent on one instance is refused by another.
  */
 
-let server: TestServer;
+const server = useTestServer();
 const kit = agentKit(() => server);
 let host: Host;
 let agentId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   const person = await signUp(server);
   host = await kit.enrolledHost(person.cookie);
   agentId = (await kit.approvedAgent(person.cookie, host, ["profile.read"])).id;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const status = (jwt: string, base = server.url) => fetch(`${base}/api/auth/agent/status?agent_id=${agentId}`, { headers: { authorization: `Bearer ${jwt}` } });

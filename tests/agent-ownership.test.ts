@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { agentKit, ed25519, type Agent, type Host } from "./helpers/agents.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Only a host's own user changes it, revokes it, moves it to another account or grants its
@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * nothing. Owner, co-member and stranger each have a real enrolled host and an approved agent.
  */
 
-let server: TestServer;
+const server = useTestServer();
 const { hostJwt, agentJwt, bearer, enrolledHost, approvedAgent } = agentKit(() => server);
 
 type Person = Awaited<ReturnType<typeof signUp>>;
@@ -48,7 +48,6 @@ async function credentials(who: Actor, riding: "none" | "host JWT" | "agent JWT"
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
   owner = await signUp(server, { name: "Host Owner" });
   [member, stranger] = await Promise.all([actor("Co-member"), actor("Stranger")]);
   // The owner's organization, which the co-member joins as a plain member.
@@ -58,9 +57,6 @@ beforeAll(async () => {
   expect(invite.status).toBe(200);
   const accepted = await server.api("/api/auth/organization/accept-invitation", { cookie: member.person.cookie, body: { invitationId: invite.json.id } });
   expect(accepted.status).toBe(200);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const ATTACKERS = () => [

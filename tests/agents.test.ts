@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
-import type { Browser, BrowserContext } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertUniqueEndpointKeys } from "../plugins/agents/index.js";
 import { newIdentity, signRequest } from "./helpers/bap.js";
-import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { registerClient, signUp } from "./helpers/oauth.js";
 import { agentKit, ed25519, type Agent, type KeyPair } from "./helpers/agents.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Agent Auth Protocol, end to end over HTTP with real Ed25519 keys: a person creates a host,
@@ -14,20 +13,8 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * and the agent runs capabilities with its signed JWT against the person's real data.
  */
 
-let server: TestServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const server = useTestServer();
+const browser = useBrowser();
 
 const { hostJwt, agentJwt } = agentKit(() => server);
 
@@ -138,14 +125,9 @@ describe("an agent acting for a person", () => {
     // Pending: the agent cannot act yet.
     expect((await execute(agent, "profile.read")).json.error).toBe("agent_pending");
 
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await browser.page();
     await page.goto(approvalUrl.href);
-    expect(new URL(page.url()).pathname).toBe("/sign-in");
-    await fillByLabel(page, "E-mail", host.person.email);
-    await fillByLabel(page, "Password", host.person.password);
-    await submitWith(page, "Sign in");
+    await signInThroughPage(page, host.person);
     expect(new URL(page.url()).pathname).toBe("/agents/approve");
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Approve Backup assistant?");
     await expect(page.locator("#agent-code").textContent()).resolves.toBe(res.json.approval.user_code);

@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo, type Server } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useCountingListener } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
@@ -11,33 +11,21 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * the database, as a DNS change would do; something listens there and counts connections.
  */
 
-let listener: Server;
-let connections = 0;
-
-beforeAll(async () => {
-  listener = createServer((socket) => {
-    connections += 1;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-});
-afterAll(async () => {
-  await new Promise((resolve) => listener.close(resolve));
-});
+const listener = useCountingListener("127.0.0.1");
 
 /** A person signed in to a client with a back-channel logout URI on `localhost`; then signs out. */
 async function signOutWithLogoutUriInside(server: TestServer) {
   const person = await signUp(server);
   const client = await registerClient(server, { backchannel_logout_uri: "https://rp.example/logout" });
-  const inside = `https://localhost:${(listener.address() as AddressInfo).port}/logout`;
+  const inside = `https://localhost:${listener.port}/logout`;
   await server.db.updateTable("oauthClient").set({ backchannelLogoutUri: inside }).where("clientId", "=", client.client_id).execute();
   const { verifier, challenge } = pkce();
   const granted = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge });
   expect((await token(server, { grant_type: "authorization_code", code: granted.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier })).status).toBe(200);
-  const before = connections;
+  const before = listener.connections;
   expect((await server.api("/api/auth/sign-out", { cookie: person.cookie, body: {} })).status).toBe(200);
   await new Promise((resolve) => setTimeout(resolve, 500)); // delivery may run after the response
-  return connections - before;
+  return listener.connections - before;
 }
 
 describe("back-channel logout delivery", () => {

@@ -2,10 +2,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken } from "bitcoin-auth";
 import { bapIdFromPubkey } from "bsv-bap";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../lib/env.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+import { uniqueClientIp } from "./helpers/server.js";
 
 /**
  * Encrypted backups (spec, "Backup", per-route authentication table, Errors 6 and 7, Limits),
@@ -13,15 +14,11 @@ import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/serv
  */
 const MAX = 128 * 1024; // BACKUP_MAX_BYTES for this server: small, so the 413 tests stay fast
 const SYNC = "/api/backup/sync";
-let server: TestServer;
+const server = useTestServer({ BACKUP_MAX_BYTES: String(MAX) });
 let clientId: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ BACKUP_MAX_BYTES: String(MAX) });
   clientId = (await registerClient(server)).client_id;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 type Person = Awaited<ReturnType<typeof signUp>>;
@@ -645,13 +642,7 @@ describe("bad input is a 4xx problem, never a 500, and changes nothing", () => {
 });
 
 describe("sync rate limit: 20 requests per minute per client IP", () => {
-  let limited: TestServer;
-  beforeAll(async () => {
-    limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
-  });
-  afterAll(async () => {
-    await limited?.close();
-  });
+  const limited = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
 
   it("answers 429 with Retry-After past 20, per IP", async () => {
     const ip = uniqueClientIp();

@@ -1,19 +1,18 @@
 import { BigNumber, Signature, Utils } from "@bsv/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { memoryReplayCache } from "../lib/bitcoin-auth.js";
 import { newIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { useTestServer } from "./helpers/fixtures.js";
 
 const SIGN_IN = "/api/auth/sign-in/sigma";
 const SIGN_UP = "/api/auth/sign-up/sigma";
 const N = new BigNumber("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141", 16);
 
-let server: TestServer;
+const server = useTestServer();
 let id: TestIdentity;
 let body: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   id = newIdentity();
   const enrolBody = JSON.stringify({ bapId: id.bapId, intent: "sign-up" });
   const enrolled = await server.api(SIGN_UP, {
@@ -22,9 +21,6 @@ beforeAll(async () => {
   });
   expect(enrolled.status).toBe(200);
   body = JSON.stringify({ bapId: id.bapId });
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const signIn = (token: string) => server.api(SIGN_IN, { body, headers: { "x-auth-token": token } });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { cookiesOf, uniqueEmail } from "./helpers/server.js";
 
 /**
  * POST /api/auth/change-email (plugins/account-email): a session alone cannot move an account
@@ -11,15 +12,8 @@ import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./help
 
 const PASSWORD = "correct horse battery staple";
 const REAUTH_WINDOW = 2;
-let server: TestServer;
 const box = mailbox();
-
-beforeAll(async () => {
-  server = await startTestServer({ EMAIL_CHANGE_REAUTH_WINDOW: String(REAUTH_WINDOW) }, { mailer: box.mailer });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ EMAIL_CHANGE_REAUTH_WINDOW: String(REAUTH_WINDOW) }, { mailer: box.mailer });
 
 async function account(prefix = "mover") {
   const email = uniqueEmail(prefix);

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../lib/db.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * lib/db.ts, SQLite: the background checkpointer copies committed pages from the
@@ -84,13 +84,7 @@ describe("SQLite background checkpoint", () => {
  * reads them back; values already in that shape are not encoded twice.
  */
 describe("booleans and dates in our queries", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer();
 
   it("are stored as better-auth stores them, filter as plain values, and better-auth reads them back", async () => {
     const { email, password, user } = await signUp(server);

@@ -1,27 +1,15 @@
-import type { Browser, BrowserContext } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { describe, expect, it } from "vitest";
+import { submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+import { cookiesOf, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
 /** RFC 8628: a device asks for a code, polls the token endpoint, a person approves at /device. */
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const POLL_INTERVAL = 1;
 
-let server: TestServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer({ DEVICE_POLL_INTERVAL: String(POLL_INTERVAL) }), launchBrowser()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const server = useTestServer({ DEVICE_POLL_INTERVAL: String(POLL_INTERVAL) });
+const browser = useBrowser();
 
 async function deviceClient(target: TestServer = server, grantTypes = [DEVICE_GRANT]) {
   // A device-only client has no redirect URI: it leaves redirect_uris out (RFC 7591 §2).
@@ -103,15 +91,10 @@ describe("a person approving in the browser while the device polls", () => {
     expect(first.json.error).toBe("authorization_pending");
     const polling = pollUntilDone(server, client.client_id, code.json.device_code, code.json.interval);
 
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await browser.page();
     await page.goto(code.json.verification_uri_complete);
     // Not signed in: the sign-in page, which comes back here afterwards.
-    expect(new URL(page.url()).pathname).toBe("/sign-in");
-    await fillByLabel(page, "E-mail", person.email);
-    await fillByLabel(page, "Password", person.password);
-    await submitWith(page, "Sign in");
+    await signInThroughPage(page, person);
 
     expect(new URL(page.url()).pathname).toBe("/device");
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Connect Living Room TV?");
@@ -208,13 +191,7 @@ describe("the device's other endings (RFC 8628 §3.5)", () => {
 });
 
 describe("expiry", () => {
-  let short: TestServer;
-  beforeAll(async () => {
-    short = await startTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
-  });
-  afterAll(async () => {
-    await short?.close();
-  });
+  const short = useTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
 
   it("answers expired_token once the code's lifetime has passed, and the page says so", async () => {
     const person = await signUp(short);
@@ -232,14 +209,8 @@ describe("expiry", () => {
 });
 
 describe("guessing user codes", () => {
-  let limited: TestServer;
-  beforeAll(async () => {
-    // DEVICE_CODE_RATE_LIMIT left at its default: 10 checks a minute per IP.
-    limited = await startTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
-  });
-  afterAll(async () => {
-    await limited?.close();
-  });
+  // DEVICE_CODE_RATE_LIMIT left at its default: 10 checks a minute per IP.
+  const limited = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
 
   async function guesser(headers: Record<string, string>) {
     const signUpRes = await limited.api("/api/auth/sign-up/email", { headers, body: { name: "Guesser", email: `guesser-${Date.now()}-${Math.random()}@example.com`, password: "correct horse battery staple" } });

@@ -1,15 +1,9 @@
 import { createRemoteJWKSet, jwtVerify } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe("discovery", () => {
   for (const doc of ["openid-configuration", "oauth-authorization-server"]) {

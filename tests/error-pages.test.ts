@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorizeUrl, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Content spoofing: pages on our origin never show text a link chose. /error speaks in our own
@@ -8,18 +8,14 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * request oauth-provider signed.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let person: Awaited<ReturnType<typeof signUp>>;
 let client: Awaited<ReturnType<typeof registerClient>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
   person = await signUp(server);
   client = await registerClient(server, { client_name: "Spoofed Bank" });
 }, 30_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 const SPOOF = "Your account is locked. Call 555-0100 now";
 

@@ -1,19 +1,14 @@
 import type { PrivateKey } from "@bsv/sdk";
 import { createRemoteJWKSet, jwtVerify } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { newIdentity as identity, signRequest } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import { cookiesOf } from "./helpers/server.js";
 
 const SIGN_IN = "/api/auth/sign-in/sigma";
 const SIGN_UP = "/api/auth/sign-up/sigma";
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const sign = (key: PrivateKey, path: string, body: string | undefined, timestamp?: string) => signRequest(key, path, body, { timestamp });
 

@@ -1,42 +1,28 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken, parseAuthToken } from "bitcoin-auth";
 import { decryptBackup, encryptBackup } from "bitcoin-backup";
 import { BAP, bapIdFromPubkey } from "bsv-bap";
 import { createRemoteJWKSet, jwtVerify } from "jose";
-import type { Browser, BrowserContext, Page, Request } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
-import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import type { Page, Request } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { addCookies, fillByLabel, submitWith } from "./helpers/browser.js";
+import { redeemCode, useBrowser, useCallbackServer, useTempDirs, useTestServer } from "./helpers/fixtures.js";
+import { authorizationRequest as authRequest, registerClient, signUp, token } from "./helpers/oauth.js";
+import { cookiesOf } from "./helpers/server.js";
 import { secretOf, totp } from "./helpers/totp.js";
 
 const SIGN_IN = "/api/auth/sign-in/sigma";
 const SIGN_UP = "/api/auth/sign-up/sigma";
 const SCOPE = "openid profile";
 
-let server: TestServer;
-let browser: Browser;
-let callback: CallbackServer;
-let dir: string;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "key-sign-in-"));
-  [server, browser, callback] = await Promise.all([startTestServer(), launchBrowser(), startCallbackServer()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await callback?.close();
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const server = useTestServer();
+const browser = useBrowser();
+const callback = useCallbackServer();
+/** Where the backup files of the tests are written. */
+const tempDir = useTempDirs("key-sign-in-");
 
 // --- identities and backups -------------------------------------------------------------
 
@@ -65,7 +51,7 @@ const password = () => `backup pass ${randomBytes(9).toString("base64url")}`;
 
 /** An encrypted bitcoin-backup file, as the person keeps it on their device. */
 async function backupFile(payload: Record<string, unknown>, pass: string): Promise<string> {
-  const path = join(dir, `${randomBytes(6).toString("hex")}.txt`);
+  const path = join(tempDir(), `${randomBytes(6).toString("hex")}.txt`);
   writeFileSync(path, await encryptBackup(payload as never, pass));
   return path;
 }
@@ -81,8 +67,7 @@ interface Recorded {
 
 /** A fresh browser profile whose every request (from any page or worker in it) is recorded. */
 async function recordedPage(options: { javaScriptEnabled?: boolean } = {}) {
-  const context = await browser.newContext(options);
-  contexts.push(context);
+  const context = await browser.context(options);
   const pending: Promise<Recorded>[] = [];
   const record = async (req: Request): Promise<Recorded> => ({
     method: req.method(),
@@ -135,40 +120,15 @@ async function alertText(page: Page): Promise<string> {
 
 // --- OAuth ------------------------------------------------------------------------------
 
-async function publicClient(name: string) {
-  return registerClient(server, { client_name: name, redirect_uris: [callback.redirectUri], token_endpoint_auth_method: "none" });
-}
+/** A native app (registerClient's defaults: public, PKCE) that redirects to our callback server. */
+const publicClient = (name: string) => registerClient(server, { client_name: name, redirect_uris: [callback.redirectUri] });
 
-function authorizationRequest(clientId: string, extra: Record<string, string> = {}) {
-  const { verifier, challenge } = pkce();
-  const state = randomBytes(12).toString("base64url");
-  const nonce = randomBytes(12).toString("base64url");
-  const params = new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: callback.redirectUri,
-    scope: SCOPE,
-    state,
-    nonce,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  return { url: `${server.url}/api/auth/oauth2/authorize?${params}`, verifier, state, nonce };
-}
+const authorizationRequest = (clientId: string, extra: Record<string, string> = {}) => authRequest(server, clientId, { redirectUri: callback.redirectUri, scope: SCOPE, extra });
 
 /** Exchanges the code the browser brought back and verifies the ID token properly. */
 async function idTokenFor(clientId: string, request: ReturnType<typeof authorizationRequest>, back: URL) {
-  expect(`${back.origin}${back.pathname}`).toBe(callback.redirectUri);
-  expect(back.searchParams.get("state")).toBe(request.state);
   expect(back.searchParams.get("error")).toBeNull();
-  const tokens = await token(server, {
-    grant_type: "authorization_code",
-    code: back.searchParams.get("code") ?? "",
-    redirect_uri: callback.redirectUri,
-    client_id: clientId,
-    code_verifier: request.verifier,
-  });
+  const tokens = await redeemCode(server, back, { redirectUri: callback.redirectUri, clientId, state: request.state, verifier: request.verifier });
   expect(tokens.status, tokens.text).toBe(200);
   const { payload } = await jwtVerify(tokens.json.id_token, createRemoteJWKSet(new URL(`${server.url}/api/auth/jwks`)), { issuer: server.url, audience: clientId });
   expect(payload.nonce).toBe(request.nonce);
@@ -400,10 +360,7 @@ describe("key sign-in page", () => {
     expect(stored.status, stored.text).toBe(200);
 
     const { page, context, requests } = await recordedPage();
-    await context.addCookies(cookie.split("; ").map((pair) => {
-      const [name, ...value] = pair.split("=");
-      return { name: name!, value: value.join("="), url: server.url };
-    }));
+    await addCookies(context, cookie, server.url);
     await page.goto(`${server.url}/sign-in`);
     await waitForKeyForm(page);
     await page.getByLabel(/my cloud backup/i).check();

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enrolKey, keySignIn as keySignInAt, newIdentity, registerIdentity as registerAt, type TestIdentity } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { linkIn, mailbox, resetPasswordByMail } from "./helpers/mailbox.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { cookiesOf, uniqueEmail } from "./helpers/server.js";
 
 /**
  * Pre-account hijacking: e-mail verification is off (the default), so anyone can sign up under
@@ -13,13 +14,7 @@ import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./help
  */
 
 const box = mailbox();
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({}, { mailer: box.mailer });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({}, { mailer: box.mailer });
 
 const now = () => (server.dbType === "sqlite" ? new Date().toISOString() : new Date());
 
@@ -224,13 +219,7 @@ describe("owners list and remove their BAP identities", () => {
 
 describe("with REQUIRE_EMAIL_VERIFICATION=true, verifying the address is the proof", () => {
   const verifyBox = mailbox();
-  let strict: TestServer;
-  beforeAll(async () => {
-    strict = await startTestServer({ REQUIRE_EMAIL_VERIFICATION: "true" }, { mailer: verifyBox.mailer });
-  });
-  afterAll(async () => {
-    await strict?.close();
-  });
+  const strict = useTestServer({ REQUIRE_EMAIL_VERIFICATION: "true" }, { mailer: verifyBox.mailer });
 
   /** Follows a mailed link as a browser without cookies would; answers the cookies it set. */
   async function follow(to: string, subject: RegExp) {

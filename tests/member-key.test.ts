@@ -1,24 +1,20 @@
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken } from "bitcoin-auth";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const TOKEN_PATH = "/api/auth/oauth2/token";
-let server: TestServer;
+const server = useTestServer();
 let person: Awaited<ReturnType<typeof signUp>>;
 const member = PrivateKey.fromRandom();
 const attacker = PrivateKey.fromRandom();
 let clientId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   person = await signUp(server);
   const client = await registerClient(server, { member_pubkey: member.toPublicKey().toString() });
   clientId = client.client_id;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 async function post(body: string, authToken?: string, opts: { query?: string; headers?: Record<string, string> } = {}) {

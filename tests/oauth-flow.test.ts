@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authorize, authorizeUrl, fullCodeFlow, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
+import { fullCodeFlow, REDIRECT, token } from "./helpers/oauth.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 async function userinfo(accessToken: string) {
   return server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${accessToken}` } });

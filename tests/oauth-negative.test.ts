@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { startTestServer } from "./helpers/server.js";
 
-let server: TestServer;
+const server = useTestServer();
 let person: Awaited<ReturnType<typeof signUp>>;
 let client: Awaited<ReturnType<typeof registerClient>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
   person = await signUp(server);
   client = await registerClient(server);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const base = () => ({

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 async function target(clientId: string, cookie: string | undefined, extra: Record<string, string>) {
   const params = { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, scope: "openid profile", state: "s1", code_challenge: pkce().challenge, code_challenge_method: "S256", ...extra };

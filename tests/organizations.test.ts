@@ -1,43 +1,25 @@
 import { randomBytes } from "node:crypto";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import type { Mail } from "../lib/mailer.js";
-import { fillByLabel, launchBrowser, submitWith } from "./helpers/browser.js";
+import { fillByLabel, submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { uniqueEmail } from "./helpers/server.js";
 
 /**
  * Organizations through the account page, JavaScript off: create one, invite by e-mail (the
  * mail is captured by an injected mailer), the invitee accepts from the e-mailed link, roles
  * change, members leave. The spec's defaults: Invitation `pending`, Member role `member`.
  */
-let server: TestServer;
-let browser: Browser;
 const mails: Mail[] = [];
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([
-    startTestServer({}, { mailer: async (mail) => void mails.push(mail) }),
-    launchBrowser(),
-  ]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const server = useTestServer({}, { mailer: async (mail) => void mails.push(mail) });
+const browser = useBrowser();
 
 async function signedInPage(person: { email: string; password: string }): Promise<Page> {
-  const context = await browser.newContext({ javaScriptEnabled: false });
-  contexts.push(context);
-  const page = await context.newPage();
+  const page = await browser.page({ javaScriptEnabled: false });
   await page.goto(`${server.url}/sign-in`);
-  await fillByLabel(page, "E-mail", person.email);
-  await fillByLabel(page, "Password", person.password);
-  await submitWith(page, "Sign in");
+  await signInThroughPage(page, person);
   expect(new URL(page.url()).pathname).toBe("/");
   return page;
 }
@@ -97,16 +79,11 @@ describe("organizations", () => {
     await expect(ownerPage.locator(`article[data-organization-id="${org.id}"]`).textContent()).resolves.toContain(`${invitee.email} as member (pending`);
 
     // The invitee opens the link signed out: sign in, come back to the invitation, accept.
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await browser.page({ javaScriptEnabled: false });
     await page.goto(link);
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe(`Join ${named(org)}`);
     await Promise.all([page.waitForNavigation(), page.getByRole("link", { name: "Sign in", exact: true }).click()]);
-    expect(new URL(page.url()).pathname).toBe("/sign-in");
-    await fillByLabel(page, "E-mail", invitee.email);
-    await fillByLabel(page, "Password", invitee.password);
-    await submitWith(page, "Sign in");
+    await signInThroughPage(page, invitee);
     expect(new URL(page.url()).pathname).toBe(new URL(link).pathname);
     await submitWith(page, "Accept");
     expect(new URL(page.url()).searchParams.get("notice")).toBe("invitation-accepted");

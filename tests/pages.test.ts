@@ -1,26 +1,13 @@
-import { randomBytes } from "node:crypto";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
-import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { fillByLabel, submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
+import { authorizationRequest as authRequest, registerClient, signUp, token } from "./helpers/oauth.js";
+import { uniqueEmail } from "./helpers/server.js";
 
-let server: TestServer;
-let browser: Browser;
-let callback: CallbackServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser, callback] = await Promise.all([startTestServer(), launchBrowser(), startCallbackServer()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await callback?.close();
-  await server?.close();
-});
+const server = useTestServer();
+const browser = useBrowser();
+const callback = useCallbackServer();
 
 const SCOPE = "openid profile email offline_access";
 /** What the consent page must say for each scope: words a person understands, not the scope id. */
@@ -31,39 +18,20 @@ const SCOPE_IN_WORDS: Record<string, RegExp> = {
   offline_access: /while you are away/i,
 };
 
-/** A fresh browser profile: its own cookie jar, so each test starts signed out. */
-async function freshPage(): Promise<Page> {
-  const context = await browser.newContext();
-  contexts.push(context);
-  return context.newPage();
-}
+/** A native app (registerClient's defaults: public, PKCE) that redirects to our callback server. */
+const publicClient = (name: string) => registerClient(server, { client_name: name, redirect_uris: [callback.redirectUri] });
 
-async function publicClient(name: string) {
-  return registerClient(server, {
-    client_name: name,
-    application_type: "native",
-    redirect_uris: [callback.redirectUri],
-    token_endpoint_auth_method: "none",
-  });
-}
+/** An authorization request as a native app would build it, back to our callback server. */
+const authorizationRequest = (clientId: string, extra: Record<string, string> = {}) => authRequest(server, clientId, { redirectUri: callback.redirectUri, scope: SCOPE, extra });
 
-/** An authorization request as a native app would build it: PKCE S256, state and nonce. */
-function authorizationRequest(clientId: string, overrides: Record<string, string> = {}) {
-  const { verifier, challenge } = pkce();
-  const state = randomBytes(16).toString("base64url");
-  const nonce = randomBytes(16).toString("base64url");
-  const params = new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: callback.redirectUri,
-    scope: SCOPE,
-    state,
-    nonce,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    ...overrides,
-  });
-  return { url: `${server.url}/api/auth/oauth2/authorize?${params}`, verifier, state, nonce };
+/** A person (signed up over the API), an app, and a signed-out browser sent to the app's authorization request. */
+async function signedOutAtAuthorize(appName: string) {
+  const person = await signUp(server);
+  const client = await publicClient(appName);
+  const page = await browser.page();
+  const request = authorizationRequest(client.client_id);
+  await page.goto(request.url);
+  return { person, client, page, request };
 }
 
 /** Every URL the page's main frame showed, to prove which pages a flow did (not) pass through. */
@@ -75,20 +43,13 @@ function recordNavigations(page: Page): string[] {
   return seen;
 }
 
-async function signInThroughPage(page: Page, email: string, password: string) {
-  expect(new URL(page.url()).pathname).toBe("/sign-in");
-  await page.locator('input[name="email"]').fill(email);
-  await page.locator('input[name="password"]').fill(password);
-  await submitWith(page, "Sign in");
-}
-
 function decodeJwt(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8"));
 }
 
 describe("sign-up page", () => {
   it("labels every field and creates a signed-in account", async () => {
-    const page = await freshPage();
+    const page = await browser.page();
     const res = await page.goto(`${server.url}/sign-up`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()["content-type"]).toMatch(/^text\/html/);
@@ -118,7 +79,7 @@ describe("sign-up page", () => {
 
   it("says so, on the page, when the e-mail already has an account", async () => {
     const existing = await signUp(server);
-    const page = await freshPage();
+    const page = await browser.page();
     await page.goto(`${server.url}/sign-up`);
     await fillByLabel(page, "Name", "Someone Else");
     await fillByLabel(page, "E-mail", existing.email);
@@ -160,7 +121,7 @@ describe("authorization through the pages", () => {
   it("signs in, asks consent in words, and returns code, state and iss to the app; consent is remembered", async () => {
     const person = await signUp(server);
     const client = await publicClient("Pages Test App");
-    const page = await freshPage();
+    const page = await browser.page();
     const visited = recordNavigations(page);
     const request = authorizationRequest(client.client_id);
 
@@ -173,7 +134,7 @@ describe("authorization through the pages", () => {
     expect(await page.locator('form input[name="password"]').count()).toBe(1);
 
     // 2. Sign in: the consent page names the client and each scope in words.
-    await signInThroughPage(page, person.email, person.password);
+    await signInThroughPage(page, person);
     expect(new URL(page.url()).pathname).toBe("/consent");
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toContain("Pages Test App");
     const items = await page.locator("ul.scopes li").allTextContents();
@@ -241,29 +202,21 @@ describe("authorization through the pages", () => {
   });
 
   it("a wrong password shows an error on the page and keeps the authorization request", async () => {
-    const person = await signUp(server);
-    const client = await publicClient("Retry App");
-    const page = await freshPage();
-    const request = authorizationRequest(client.client_id);
-    await page.goto(request.url);
-    await signInThroughPage(page, person.email, "not the password at all");
+    const { person, page, request } = await signedOutAtAuthorize("Retry App");
+    await signInThroughPage(page, { ...person, password: "not the password at all" });
     expect(new URL(page.url()).pathname).toBe("/sign-in");
     await expect(page.getByRole("alert").textContent()).resolves.toMatch(/do not match/i);
     expect(await page.locator('input[name="email"]').inputValue()).toBe(person.email);
     // The second try continues the same request: consent, then back to the app with its state.
-    await signInThroughPage(page, person.email, person.password);
+    await signInThroughPage(page, person);
     expect(new URL(page.url()).pathname).toBe("/consent");
     await submitWith(page, "Allow");
     expect(new URL(page.url()).searchParams.get("state")).toBe(request.state);
   });
 
   it("Deny sends access_denied with the state back to the app, and no code", async () => {
-    const person = await signUp(server);
-    const client = await publicClient("Denied App");
-    const page = await freshPage();
-    const request = authorizationRequest(client.client_id);
-    await page.goto(request.url);
-    await signInThroughPage(page, person.email, person.password);
+    const { person, client, page, request } = await signedOutAtAuthorize("Denied App");
+    await signInThroughPage(page, person);
     expect(new URL(page.url()).pathname).toBe("/consent");
     await submitWith(page, "Deny");
 
@@ -280,7 +233,7 @@ describe("authorization through the pages", () => {
   });
 
   it("shows our error page, never a redirect, for an unknown client", async () => {
-    const page = await freshPage();
+    const page = await browser.page();
     const hitsBefore = callback.hits.length;
     const res = await page.goto(authorizationRequest("no-such-client").url);
     const at = new URL(page.url());
@@ -295,7 +248,7 @@ describe("authorization through the pages", () => {
 
   it("shows our error page, never a redirect, for a redirect URI that was not registered", async () => {
     const client = await publicClient("Mismatch App");
-    const page = await freshPage();
+    const page = await browser.page();
     const hitsBefore = callback.hits.length;
     // Same host and port as the registered URI but another path, and another host: neither is an exact match.
     for (const unregistered of [`http://127.0.0.1:${callback.port}/stolen`, "https://evil.example/callback"]) {

@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { createServer } from "node:net";
-import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
-import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { addCookies, fillByLabel, submitWith } from "./helpers/browser.js";
+import { redeemCode, signUpWithForm, useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
+import { pkce, registerClient, signUp } from "./helpers/oauth.js";
+import { freePort, uniqueEmail } from "./helpers/server.js";
 
 /**
  * Passkeys (WebAuthn) in headless Chromium with a virtual authenticator (the DevTools WebAuthn
@@ -12,59 +12,13 @@ import { startTestServer, uniqueEmail, type TestServer } from "./helpers/server.
  * pending OAuth authorization. WebAuthn refuses IP-address origins, so this server's AUTH_URL
  * is http://localhost:<port> (the RP ID is "localhost").
  */
-let server: TestServer;
-let browser: Browser;
-let callback: CallbackServer;
-const contexts: BrowserContext[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-beforeAll(async () => {
+const server = useTestServer(async () => {
   const port = await freePort();
-  [server, browser, callback] = await Promise.all([startTestServer({ PORT: String(port), AUTH_URL: `http://localhost:${port}` }), launchBrowser(), startCallbackServer()]);
+  return { PORT: String(port), AUTH_URL: `http://localhost:${port}` };
 });
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await callback?.close();
-  await server?.close();
-});
-
-/** A browser profile with a platform authenticator that holds resident keys and verifies the user. */
-async function pageWithAuthenticator(): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
-  const context = await browser.newContext();
-  contexts.push(context);
-  const page = await context.newPage();
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-  return { page, cdp, authenticatorId };
-}
-
-async function signUpThroughPage(page: Page) {
-  const email = uniqueEmail("passkey");
-  const password = "correct horse battery staple";
-  await page.goto(`${server.url}/sign-up`);
-  await fillByLabel(page, "Name", "Passkey Person");
-  await fillByLabel(page, "E-mail", email);
-  await fillByLabel(page, "Password", password);
-  await submitWith(page, "Create account");
-  const user = await server.db.selectFrom("user").select(["id"]).where("email", "=", email).executeTakeFirstOrThrow();
-  return { email, password, userId: user.id as string };
-}
+const browser = useBrowser();
+const callback = useCallbackServer();
+const signUpThroughPage = (page: Page) => signUpWithForm(server, page, { name: "Passkey Person", email: uniqueEmail("passkey") });
 
 async function passkeysOf(userId: string) {
   return server.db.selectFrom("passkey").select(["id", "name", "credentialID", "counter", "userId"]).where("userId", "=", userId).execute();
@@ -72,7 +26,7 @@ async function passkeysOf(userId: string) {
 
 describe("passkeys in the browser", () => {
   it("registers a passkey on the account page, then signs in with it and resumes the app's authorization", async () => {
-    const { page, cdp, authenticatorId } = await pageWithAuthenticator();
+    const { page, cdp, authenticatorId } = await browser.pageWithAuthenticator();
     const person = await signUpThroughPage(page);
     expect(new URL(page.url()).pathname).toBe("/");
 
@@ -110,10 +64,7 @@ describe("passkeys in the browser", () => {
     await button.waitFor({ state: "visible" });
     await Promise.all([page.waitForURL((u) => u.pathname === "/consent"), button.click()]);
     await submitWith(page, "Allow");
-    const back = new URL(page.url());
-    expect(`${back.origin}${back.pathname}`).toBe(callback.redirectUri);
-    expect(back.searchParams.get("state")).toBe(state);
-    const tokens = await token(server, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: callback.redirectUri, client_id: client.client_id, code_verifier: verifier });
+    const tokens = await redeemCode(server, new URL(page.url()), { redirectUri: callback.redirectUri, clientId: client.client_id, state, verifier });
     expect(tokens.status).toBe(200);
     expect(JSON.parse(Buffer.from(tokens.json.id_token.split(".")[1], "base64url").toString("utf8")).sub).toBe(person.userId);
     // The authenticator's signature counter moved on, and the server kept up.
@@ -129,7 +80,7 @@ describe("passkeys in the browser", () => {
   });
 
   it("a passkey the server does not know signs no one in", async () => {
-    const { page } = await pageWithAuthenticator();
+    const { page } = await browser.pageWithAuthenticator();
     const person = await signUpThroughPage(page);
     await page.locator("#passkey-add").waitFor({ state: "visible" });
     await Promise.all([page.waitForURL((u) => u.searchParams.get("notice") === "passkey-added"), page.getByRole("button", { name: "Add a passkey", exact: true }).click()]);
@@ -144,9 +95,7 @@ describe("passkeys in the browser", () => {
   });
 
   it("without JavaScript the passkey button stays hidden and the e-mail form remains", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await browser.page({ javaScriptEnabled: false });
     await page.goto(`${server.url}/sign-in`);
     expect(await page.locator("#passkey-sign-in").isHidden()).toBe(true);
     expect(await page.getByRole("button", { name: "Sign in", exact: true }).isVisible()).toBe(true);
@@ -190,9 +139,8 @@ describe("deleting passkeys keeps a way to sign in", () => {
     const person = await signUp(server);
     const id = await addStoredPasskey(person.user.id, "Last key");
     await server.db.deleteFrom("account").where("userId", "=", person.user.id).where("providerId", "=", "credential").execute();
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
-    await context.addCookies(person.cookie.split("; ").map((pair) => ({ name: pair.split("=")[0]!, value: pair.slice(pair.indexOf("=") + 1), url: server.url })));
+    const context = await browser.context({ javaScriptEnabled: false });
+    await addCookies(context, person.cookie, server.url);
     const page = await context.newPage();
     await page.goto(`${server.url}/account`);
     await submitWith(page, "Delete Last key");

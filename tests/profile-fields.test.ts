@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { fullCodeFlow, signUp } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { cookiesOf, uniqueEmail } from "./helpers/server.js";
 
 /** A person's name and picture: bounded and safe where they are set, and where they are released. */
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const BAD_IMAGES = [
   "javascript:alert(document.cookie)",

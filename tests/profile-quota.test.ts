@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newIdentity, signRequest } from "./helpers/bap.js";
-import { cookiesOf, startTestServer, uniqueClientIp, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { useTestServer } from "./helpers/fixtures.js";
+import { cookiesOf, uniqueClientIp, uniqueEmail } from "./helpers/server.js";
 
 /**
  * Write quotas on /api/user/* and /api/bap/*: 60 writes a minute per signed-in user (app.ts
  * PROFILE_WRITE_LIMIT), answered 429 problem+json with Retry-After, counted per user.
  */
 
-let server: TestServer;
-
-beforeAll(async () => {
-  // TRUST_PROXY and an address of its own: sign-up's per-IP limit is on here too.
-  server = await startTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
-}, 30_000);
-afterAll(async () => {
-  await server?.close();
-});
+// TRUST_PROXY and an address of its own: sign-up's per-IP limit is on here too.
+const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
 
 async function signedIn(): Promise<string> {
   const res = await server.api("/api/auth/sign-up/email", { body: { name: "Quota Person", email: uniqueEmail("quota"), password: "correct horse battery staple" }, headers: { "x-forwarded-for": uniqueClientIp() } });

@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { PrivateKey } from "@bsv/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newIdentity as identity, signRequest, type TestIdentity } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 async function register(cookie: string, id: TestIdentity, extra: Record<string, unknown> = {}, signer = id.key) {
   const body = JSON.stringify({ bapId: id.bapId, ...extra });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Open redirects (CWE-601): every redirect target, ours (`return_to`) and better-auth's
@@ -9,16 +9,12 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * backslashes or control characters.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let person: Awaited<ReturnType<typeof signUp>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
   person = await signUp(server);
 }, 30_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 /** Targets that a URL parser turns into `//evil.example/x` (another host), or that are ambiguous. */
 const VARIANTS = [

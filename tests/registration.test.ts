@@ -1,16 +1,11 @@
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../app.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+import { startTestServer, uniqueClientIp } from "./helpers/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const register = (body: unknown) => server.api("/api/auth/oauth2/register", { body });
 

@@ -1,41 +1,28 @@
 import * as oidc from "openid-client";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { fillByLabel, submitWith } from "./helpers/browser.js";
+import { signInThroughPage, useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
+import { uniqueEmail } from "./helpers/server.js";
 
 /**
  * A real relying party (openid-client v6, which validates discovery, the authorization
  * response, the ID token signature via JWKS, iss, aud and nonce) against the running server,
  * with a person in headless Chromium going through our own pages.
  */
-let server: TestServer;
-let browser: Browser;
-let callback: CallbackServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser, callback] = await Promise.all([startTestServer(), launchBrowser(), startCallbackServer()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await callback?.close();
-  await server?.close();
-});
+const server = useTestServer();
+const browser = useBrowser();
+const callback = useCallbackServer();
 
 const SCOPE = "openid profile email offline_access";
 /** Plain http on loopback: the only thing we relax in openid-client. */
 const insecure = { execute: [oidc.allowInsecureRequests] };
 const issuer = () => new URL(server.url);
 
-async function freshPage(): Promise<Page> {
-  const context = await browser.newContext();
-  contexts.push(context);
-  return context.newPage();
+/** Dynamic client registration (RFC 7591) by openid-client, for a client that redirects to our callback server. */
+function registerRp(metadata: Partial<oidc.ClientMetadata>, clientAuth: oidc.ClientAuth) {
+  return oidc.dynamicClientRegistration(issuer(), { redirect_uris: [callback.redirectUri], response_types: ["code"], ...metadata }, clientAuth, insecure);
 }
 
 /** Builds the request the RP would send the browser to, with PKCE S256, state and nonce. */
@@ -93,18 +80,9 @@ describe("openid-client as relying party", () => {
   });
 
   it("public client: DCR, sign-up and consent in the browser, code + PKCE, userinfo, refresh rotation", async () => {
-    const config = await oidc.dynamicClientRegistration(
-      issuer(),
-      {
-        client_name: "RP Public App",
-        application_type: "native",
-        redirect_uris: [callback.redirectUri],
-        token_endpoint_auth_method: "none",
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-      },
+    const config = await registerRp(
+      { client_name: "RP Public App", application_type: "native", token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] },
       oidc.None(),
-      insecure,
     );
     const registered = config.clientMetadata();
     expect(registered.client_id).toBeTruthy();
@@ -113,7 +91,7 @@ describe("openid-client as relying party", () => {
 
     // The person has no account yet: sign-in page -> "Create one" -> sign-up -> consent.
     const { url, checks } = await startAuthorization(config);
-    const page = await freshPage();
+    const page = await browser.page();
     await page.goto(url.href);
     expect(new URL(page.url()).pathname).toBe("/sign-in");
     await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.getByRole("link", { name: "Create one" }).click()]);
@@ -152,18 +130,9 @@ describe("openid-client as relying party", () => {
   });
 
   it("confidential client: client_secret_basic, introspection (RFC 7662) and revocation (RFC 7009)", async () => {
-    const config = await oidc.dynamicClientRegistration(
-      issuer(),
-      {
-        client_name: "RP Confidential App",
-        application_type: "web",
-        redirect_uris: [callback.redirectUri],
-        token_endpoint_auth_method: "client_secret_basic",
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-      },
+    const config = await registerRp(
+      { client_name: "RP Confidential App", application_type: "web", token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code", "refresh_token"] },
       oidc.ClientSecretBasic(),
-      insecure,
     );
     const registered = config.clientMetadata();
     expect(typeof registered.client_secret).toBe("string");
@@ -171,11 +140,9 @@ describe("openid-client as relying party", () => {
 
     const person = await signUp(server);
     const { url, checks } = await startAuthorization(config);
-    const page = await freshPage();
+    const page = await browser.page();
     await page.goto(url.href);
-    await page.locator('input[name="email"]').fill(person.email);
-    await page.locator('input[name="password"]').fill(person.password);
-    await submitWith(page, "Sign in");
+    await signInThroughPage(page, person);
     const tokens = await oidc.authorizationCodeGrant(config, await allow(page, "RP Confidential App"), checks);
     expect(tokens.claims()).toMatchObject({ sub: person.user.id, aud: registered.client_id });
 
@@ -200,18 +167,9 @@ describe("openid-client as relying party", () => {
   });
 
   it("confidential client: refuses introspection with a wrong secret", async () => {
-    const config = await oidc.dynamicClientRegistration(
-      issuer(),
-      {
-        client_name: "RP Post App",
-        application_type: "web",
-        redirect_uris: [callback.redirectUri],
-        token_endpoint_auth_method: "client_secret_post",
-        grant_types: ["authorization_code"],
-        response_types: ["code"],
-      },
+    const config = await registerRp(
+      { client_name: "RP Post App", application_type: "web", token_endpoint_auth_method: "client_secret_post", grant_types: ["authorization_code"] },
       oidc.ClientSecretPost(),
-      insecure,
     );
     const wrong = new oidc.Configuration(config.serverMetadata(), config.clientMetadata().client_id, undefined, oidc.ClientSecretPost("not-the-secret"));
     oidc.allowInsecureRequests(wrong);

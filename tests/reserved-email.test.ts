@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enrolKey, newIdentity, registerIdentity, type TestIdentity } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import { cookiesOf } from "./helpers/server.js";
 
 /**
  * Key-only accounts get the address bap-<hex of bapId>@bap.invalid. BAP ids are public, so that
@@ -10,13 +11,7 @@ import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js
  * unique-constraint clash anywhere answers 409, never 500.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const keyAddress = (id: TestIdentity) => `bap-${Buffer.from(id.bapId).toString("hex")}@bap.invalid`;
 const now = () => (server.dbType === "sqlite" ? new Date().toISOString() : new Date());

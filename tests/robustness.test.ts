@@ -1,8 +1,8 @@
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { newIdentity, signRequest } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Robustness sweep: malformed input of every kind (bad JSON, wrong content types, wrong JSON
@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from "./helpers/server.js";
  * ({error, error_description}); our own JSON routes answer RFC 9457 problem details.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let person: Awaited<ReturnType<typeof signUp>>;
 let publicClient: Awaited<ReturnType<typeof registerClient>>;
 let confidential: Awaited<ReturnType<typeof registerClient>> & { basic: string };
@@ -24,7 +24,6 @@ const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
 
 beforeAll(async () => {
-  server = await startTestServer();
   person = await signUp(server);
   publicClient = await registerClient(server);
   const conf = await registerClient(server, {
@@ -42,9 +41,6 @@ beforeAll(async () => {
   expect(tokens.status, tokens.text).toBe(200);
   ({ access_token: accessToken, refresh_token: refreshToken, id_token: idToken } = tokens.json);
 }, 30_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 // ---------------------------------------------------------------------------------------
 // Plumbing: raw requests (node:http, so any header and byte sequence can be sent) and one

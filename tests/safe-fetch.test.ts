@@ -1,11 +1,11 @@
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nonPublicReason } from "../lib/ip-address.js";
 import { createSafeFetch, OutboundRefused, resolveTarget } from "../lib/safe-fetch.js";
 import { agentKit, ed25519 } from "./helpers/agents.js";
+import { useCountingListener, useTestServer } from "./helpers/fixtures.js";
 import { signUp } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * The guarded server-side fetcher (lib/safe-fetch.ts): which addresses it refuses, in every
@@ -120,23 +120,10 @@ describe("the guarded fetcher over HTTP", () => {
 });
 
 describe("agent-auth's JWKS fetches", () => {
-  let server: TestServer;
-  let listener: ReturnType<typeof createTcpServer>;
-  let connections = 0;
+  const server = useTestServer();
+  // Something listening on 127.0.0.2, a loopback address agent-auth's own blocklist misses.
+  const listener = useCountingListener("127.0.0.2");
   const kit = agentKit(() => server);
-  beforeAll(async () => {
-    // Something listening on 127.0.0.2, a loopback address agent-auth's own blocklist misses.
-    listener = createTcpServer((socket) => {
-      connections += 1;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.2", resolve));
-    server = await startTestServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-    await new Promise((resolve) => listener.close(resolve));
-  });
 
   it("refuse a host jwks_url that points inside when it is set", async () => {
     const person = await signUp(server);
@@ -158,7 +145,7 @@ describe("agent-auth's JWKS fetches", () => {
     const person = await signUp(server);
     const host = await kit.enrolledHost(person.cookie);
     const key = await ed25519();
-    const jwksUrl = `https://127.0.0.2:${(listener.address() as AddressInfo).port}/jwks`;
+    const jwksUrl = `https://127.0.0.2:${listener.port}/jwks`;
     const registered = await kit.bearer("/api/auth/agent/register", await kit.hostJwt(host.hostId, host.hostKey, { agent_public_key: key.jwk, agent_jwks_url: jwksUrl }), { name: "Inside", capabilities: ["profile.read"] });
     expect(registered.status).toBe(200);
     const agentId = registered.json.agent_id as string;
@@ -169,6 +156,6 @@ describe("agent-auth's JWKS fetches", () => {
     const res = await kit.bearer("/api/auth/capability/execute", jwt, { capability: "profile.read" });
     // Refused fetch = no keys: agent-auth falls back to the agent's stored key.
     expect(res.status).toBe(200);
-    expect(connections).toBe(0);
+    expect(listener.connections).toBe(0);
   });
 });

@@ -1,29 +1,22 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { sql } from "kysely";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb, type Database } from "../lib/db.js";
 import { applyMigrations, baselineLegacyDatabase, MIGRATION_TABLE, pendingMigrations, planMigrations } from "../lib/migrate.js";
 import { listMigrationFiles, SCHEMA_DIR, statementsOf, type Dialect } from "../lib/schema-files.js";
 import { codeSchemaOptions, schemaDrift, withScratch, withScratchPostgres } from "../schema/generate.js";
 import { startTestServer } from "./helpers/server.js";
+import { useTempDirs } from "./helpers/fixtures.js";
 
 const pgUrl = process.env.TEST_DATABASE_URL;
 const dialect: Dialect = pgUrl ? "postgres" : "sqlite";
 const run = promisify(execFile);
 const tsx = join(process.cwd(), "node_modules/.bin/tsx");
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "idp-schema-"));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+/** Temporary directories, removed after the file's tests. */
+const tempDir = useTempDirs("idp-schema-");
 
 /** A fresh, empty database of the dialect under test, and the DATABASE_URL for a server to open it too. */
 async function withFresh<T>(use: (db: Database, url: string) => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./helpers/fixtures.js";
 
 /** The spec's resources ("Resources and their fields") as tables and columns. */
 const SPEC: Record<string, string[]> = {
@@ -24,13 +24,7 @@ const SPEC: Record<string, string[]> = {
   bapIdentity: ["id", "userId", "bapId", "rootAddress", "currentAddress", "memberPubkey", "identity", "isPrimary", "createdAt", "updatedAt"],
 };
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe("schema", () => {
   it("has every table and column the spec names", async () => {

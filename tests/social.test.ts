@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { createServer } from "node:net";
 import { generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadEnv } from "../lib/env.js";
 import { signInProviders } from "../lib/social-providers.js";
-import { launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
+import { addCookies, submitWith } from "./helpers/browser.js";
+import { useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
 import { pkce, registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, uniqueEmail, type TestServer } from "./helpers/server.js";
-import { startUpstreamOidc, type UpstreamOidc, type UpstreamUser } from "./helpers/upstream-oidc.js";
+import { cookiesOf, freePort, postForm, startTestServer, uniqueEmail } from "./helpers/server.js";
+import { providerEnv, startUpstreamOidc, type UpstreamOidc, type UpstreamUser } from "./helpers/upstream-oidc.js";
 
 /**
  * Social sign-in against a real upstream OpenID Provider (node-oidc-provider on loopback),
@@ -21,28 +21,13 @@ const PROVIDER_NAME = "Upstream ID";
 /** A second provider id at the same issuer (another client there): "another linked account". */
 const SECOND = "upstream-two";
 
-let server: TestServer;
-let upstream: UpstreamOidc;
-let browser: Browser;
+const browser = useBrowser();
 /** A relying party of ours (its redirect URI). */
-let app: CallbackServer;
+const app = useCallbackServer();
 /** Our own stand-in client at the upstream, to obtain genuine ID tokens for the idToken path. */
-let catcher: CallbackServer;
-const contexts: BrowserContext[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-beforeAll(async () => {
-  [browser, app, catcher] = await Promise.all([launchBrowser(), startCallbackServer(), startCallbackServer()]);
+const catcher = useCallbackServer();
+let upstream: UpstreamOidc;
+const server = useTestServer(async () => {
   // The upstream must know our callback URL and we must know its issuer: fix our port first.
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -52,19 +37,11 @@ beforeAll(async () => {
       { clientId: "idp-under-test-2", redirectUris: [`${url}/api/auth/callback/${SECOND}`] },
     ],
   });
-  const [first, second] = upstream.clients as [(typeof upstream.clients)[0], (typeof upstream.clients)[0]];
-  server = await startTestServer({
+  return {
     PORT: String(port),
     AUTH_URL: url,
-    OIDC_1_ID: PROVIDER,
-    OIDC_1_NAME: PROVIDER_NAME,
-    OIDC_1_ISSUER: upstream.issuer,
-    OIDC_1_CLIENT_ID: first.clientId,
-    OIDC_1_CLIENT_SECRET: first.clientSecret,
-    OIDC_2_ID: SECOND,
-    OIDC_2_ISSUER: upstream.issuer,
-    OIDC_2_CLIENT_ID: second.clientId,
-    OIDC_2_CLIENT_SECRET: second.clientSecret,
+    ...providerEnv(1, upstream, { id: PROVIDER, name: PROVIDER_NAME }),
+    ...providerEnv(2, upstream, { id: SECOND, index: 1 }),
     // Built-ins are switched on by their credentials; they cannot be reached from here.
     GOOGLE_CLIENT_ID: "google-client.apps.example",
     GOOGLE_CLIENT_SECRET: "google-secret",
@@ -72,25 +49,14 @@ beforeAll(async () => {
     GITHUB_CLIENT_SECRET: "github-secret",
     TWITTER_CLIENT_ID: "x-client",
     TWITTER_CLIENT_SECRET: "x-secret",
-  });
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
+  };
 });
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await upstream?.close();
-  await app?.close();
-  await catcher?.close();
 });
 
 /** A fresh browser profile, signed out everywhere. JavaScript off unless asked: the flow must not need it. */
-async function freshPage(opts: { javaScript?: boolean } = {}): Promise<Page> {
-  const context = await browser.newContext({ javaScriptEnabled: opts.javaScript ?? false });
-  contexts.push(context);
-  return context.newPage();
-}
+const freshPage = (opts: { javaScript?: boolean } = {}) => browser.page({ javaScriptEnabled: opts.javaScript ?? false });
 
 let people = 0;
 function upstreamUser(overrides: Partial<UpstreamUser> = {}): UpstreamUser {
@@ -234,12 +200,7 @@ describe("the sign-in page", () => {
   });
 
   it("sends a built-in provider's button to that provider with our callback, state and PKCE", async () => {
-    const res = await fetch(`${server.url}/sign-in/social`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
-      body: new URLSearchParams({ provider: "google" }),
-      redirect: "manual",
-    });
+    const res = await postForm(server, "/sign-in/social", { provider: "google" }, { origin: server.url });
     expect(res.status).toBe(303);
     const to = new URL(res.headers.get("location")!);
     expect(to.origin).toBe("https://accounts.google.com");
@@ -251,19 +212,9 @@ describe("the sign-in page", () => {
   });
 
   it("refuses a cross-site post and an unknown provider without leaving for any provider", async () => {
-    const cross = await fetch(`${server.url}/sign-in/social`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", "sec-fetch-site": "cross-site" },
-      body: new URLSearchParams({ provider: PROVIDER }),
-      redirect: "manual",
-    });
+    const cross = await postForm(server, "/sign-in/social", { provider: PROVIDER }, { origin: "https://evil.example", "sec-fetch-site": "cross-site" });
     expect(cross.status).toBe(403);
-    const unknown = await fetch(`${server.url}/sign-in/social`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
-      body: new URLSearchParams({ provider: "myspace" }),
-      redirect: "manual",
-    });
+    const unknown = await postForm(server, "/sign-in/social", { provider: "myspace" }, { origin: server.url });
     expect(unknown.status).toBe(303);
     expect(unknown.headers.get("location")).toBe("/sign-in");
   });
@@ -275,8 +226,7 @@ describe("a provider that cannot be reached", () => {
     const closed = await freePort();
     const down = await startTestServer({ OIDC_1_ID: "down", OIDC_1_NAME: "Down SSO", OIDC_1_ISSUER: `http://127.0.0.1:${closed}`, OIDC_1_CLIENT_ID: "c", OIDC_1_CLIENT_SECRET: "s" });
     try {
-      const page = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
-      contexts.push(page.context());
+      const page = await browser.page({ javaScriptEnabled: false });
       await page.goto(`${down.url}/sign-in`);
       await submitWith(page, "Continue with Down SSO");
       expect(new URL(page.url()).origin).toBe(down.url);
@@ -487,11 +437,7 @@ describe("linking and unlinking accounts", () => {
     const start = await server.api("/api/auth/link-social", { cookie: person.cookie, body: { provider: PROVIDER, callbackURL: `${server.url}/` } });
     expect(start.status, start.text).toBe(200);
     const page = await freshPage();
-    const cookies = `${person.cookie}; ${cookiesOf(start.headers)}`.split("; ").map((pair) => {
-      const [name, ...value] = pair.split("=");
-      return { name: name!, value: value.join("="), url: server.url };
-    });
-    await page.context().addCookies(cookies);
+    await addCookies(page.context(), `${person.cookie}; ${cookiesOf(start.headers)}`, server.url);
     await page.goto(start.json.url);
     await signInAtUpstream(page, user.sub);
     expect(new URL(page.url()).searchParams.get("error")).toBeNull();

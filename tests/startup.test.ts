@@ -1,23 +1,16 @@
 import { execFile, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigError, loadEnv } from "../lib/env.js";
 import { start } from "../server.js";
+import { useTempDirs } from "./helpers/fixtures.js";
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "idp-startup-"));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+/** Temporary directories, removed after the file's tests. */
+const tempDir = useTempDirs("idp-startup-");
 
 describe("settings", () => {
   it("defaults to SQLite under ./data, port 3000 and the issuer http://localhost:3000", () => {

@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorize, authorizeUrl, pkce, registerClient, signUp, token } from "./helpers/oauth.js";
 import { linkIn, mailbox } from "./helpers/mailbox.js";
-import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import { cookiesOf, postForm, startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Token management, black-box: RFC 7662 introspection, RFC 7009 revocation, OIDC
@@ -29,22 +29,7 @@ afterAll(async () => {
 
 type Json = Record<string, any>;
 
-async function form(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(server.url + path, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams(fields).toString(),
-    redirect: "manual",
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
+const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => postForm(server, path, fields, headers);
 
 const basicAuth = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
 

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fillByLabel, launchBrowser, startCallbackServer, submitWith, type CallbackServer } from "./helpers/browser.js";
-import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
-import { cookiesOf, startTestServer, type TestServer } from "./helpers/server.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { fillByLabel, submitWith } from "./helpers/browser.js";
+import { redeemCode, signInThroughPage, useBrowser, useCallbackServer, useTestServer } from "./helpers/fixtures.js";
+import { authorize, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
+import { cookiesOf } from "./helpers/server.js";
 import { base32Decode, secretOf, totp, wrongCode } from "./helpers/totp.js";
 
 /**
@@ -13,35 +14,11 @@ import { base32Decode, secretOf, totp, wrongCode } from "./helpers/totp.js";
  * a code computed here from the secret (or a backup code, once), and resumes a pending OAuth
  * authorization.
  */
-let server: TestServer;
-let browser: Browser;
-let callback: CallbackServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [server, browser, callback] = await Promise.all([startTestServer(), launchBrowser(), startCallbackServer()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await callback?.close();
-  await server?.close();
-});
-
-async function freshPage(): Promise<Page> {
-  const context = await browser.newContext({ javaScriptEnabled: false });
-  contexts.push(context);
-  return context.newPage();
-}
-
-async function passwordSignIn(page: Page, email: string, password: string) {
-  expect(new URL(page.url()).pathname).toBe("/sign-in");
-  await fillByLabel(page, "E-mail", email);
-  await fillByLabel(page, "Password", password);
-  await submitWith(page, "Sign in");
-}
+const server = useTestServer();
+const browser = useBrowser();
+const callback = useCallbackServer();
+/** JavaScript off: every step must work with plain forms. */
+const freshPage = () => browser.page({ javaScriptEnabled: false });
 
 /** The backup-code form sits in a <details>: open it unless the page already has it open. */
 async function openBackupForm(page: Page) {
@@ -93,7 +70,7 @@ describe("two-factor sign-in through the pages", () => {
     const person = await signUp(server);
     const setup = await freshPage();
     await setup.goto(`${server.url}/sign-in`);
-    await passwordSignIn(setup, person.email, person.password);
+    await signInThroughPage(setup, person);
     expect(new URL(setup.url()).pathname).toBe("/");
     const { secret } = await enableThroughAccountPage(setup, person.password);
     const row = await server.db.selectFrom("user").select(["twoFactorEnabled"]).where("id", "=", person.user.id).executeTakeFirstOrThrow();
@@ -109,7 +86,7 @@ describe("two-factor sign-in through the pages", () => {
     const params = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: callback.redirectUri, scope: "openid email", state, code_challenge: challenge, code_challenge_method: "S256" });
     const page = await freshPage();
     await page.goto(`${server.url}/api/auth/oauth2/authorize?${params}`);
-    await passwordSignIn(page, person.email, person.password);
+    await signInThroughPage(page, person);
 
     // No session yet: the code step, carrying the signed authorization request.
     const step = new URL(page.url());
@@ -128,10 +105,7 @@ describe("two-factor sign-in through the pages", () => {
     await submitWith(page, "Verify");
     expect(new URL(page.url()).pathname).toBe("/consent");
     await submitWith(page, "Allow");
-    const back = new URL(page.url());
-    expect(`${back.origin}${back.pathname}`).toBe(callback.redirectUri);
-    expect(back.searchParams.get("state")).toBe(state);
-    const tokens = await token(server, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: callback.redirectUri, client_id: client.client_id, code_verifier: verifier });
+    const tokens = await redeemCode(server, new URL(page.url()), { redirectUri: callback.redirectUri, clientId: client.client_id, state, verifier });
     expect(tokens.status).toBe(200);
     const claims = JSON.parse(Buffer.from(tokens.json.id_token.split(".")[1], "base64url").toString("utf8"));
     expect(claims.sub).toBe(person.user.id);
@@ -141,12 +115,12 @@ describe("two-factor sign-in through the pages", () => {
     const person = await signUp(server);
     const setup = await freshPage();
     await setup.goto(`${server.url}/sign-in`);
-    await passwordSignIn(setup, person.email, person.password);
+    await signInThroughPage(setup, person);
     const { backupCodes } = await enableThroughAccountPage(setup, person.password);
 
     const page = await freshPage();
     await page.goto(`${server.url}/sign-in`);
-    await passwordSignIn(page, person.email, person.password);
+    await signInThroughPage(page, person);
     expect(new URL(page.url()).pathname).toBe("/sign-in/two-factor");
     await openBackupForm(page);
     await fillByLabel(page, "Backup code", backupCodes[0]!);
@@ -157,7 +131,7 @@ describe("two-factor sign-in through the pages", () => {
 
     const again = await freshPage();
     await again.goto(`${server.url}/sign-in`);
-    await passwordSignIn(again, person.email, person.password);
+    await signInThroughPage(again, person);
     await openBackupForm(again);
     await fillByLabel(again, "Backup code", backupCodes[0]!);
     await submitWith(again, "Use backup code");
@@ -186,7 +160,7 @@ describe("two-factor sign-in through the pages", () => {
     const person = await signUp(server);
     const page = await freshPage();
     await page.goto(`${server.url}/sign-in`);
-    await passwordSignIn(page, person.email, person.password);
+    await signInThroughPage(page, person);
     await enableThroughAccountPage(page, person.password);
 
     await page.goto(`${server.url}/account`);
@@ -200,7 +174,7 @@ describe("two-factor sign-in through the pages", () => {
 
     const later = await freshPage();
     await later.goto(`${server.url}/sign-in`);
-    await passwordSignIn(later, person.email, person.password);
+    await signInThroughPage(later, person);
     expect(new URL(later.url()).pathname).toBe("/");
   });
 });

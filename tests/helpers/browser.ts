@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 /** Debian's `chromium` package; we never download a browser. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -65,4 +65,13 @@ export async function fillByLabel(page: Page, label: string | RegExp, value: str
  */
 export async function submitWith(page: Page, button: string) {
   await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.getByRole("button", { name: button, exact: true }).click()]);
+}
+
+/** Puts the `name=value` pairs of a Cookie header (as cookiesOf gives them) into a browser profile, for `url`. */
+export async function addCookies(context: BrowserContext, cookie: string, url: string) {
+  const pairs = cookie.split("; ").map((pair) => {
+    const [name, ...value] = pair.split("=");
+    return { name: name!, value: value.join("="), url };
+  });
+  await context.addCookies(pairs);
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { cookiesOf, uniqueEmail, type TestServer } from "./server.js";
+import { cookiesOf, postForm, uniqueEmail, type TestServer } from "./server.js";
 
 export const REDIRECT = "http://127.0.0.1:9999/callback";
 
@@ -43,19 +43,20 @@ function nextUrl(res: { status: number; headers: Headers; json: any }): string |
 }
 
 /**
- * Runs authorize for a signed-in user over the API (the browser test drives the pages):
- * follows the consent step with Allow (or Deny) and returns the final redirect.
+ * An authorization request as a native app builds it: PKCE S256, state and nonce. `url` is
+ * where a browser is sent; `verifier` is for the token exchange.
  */
-export async function authorize(
+export function authorizationRequest(
   server: TestServer,
-  opts: { clientId: string; cookie: string; scope?: string; redirectUri?: string; challenge?: string; extra?: Record<string, string>; consent?: boolean },
+  clientId: string,
+  opts: { redirectUri?: string; scope?: string; extra?: Record<string, string> } = {},
 ) {
-  const { challenge } = opts.challenge ? { challenge: opts.challenge } : pkce();
-  const state = randomBytes(8).toString("hex");
-  const nonce = randomBytes(8).toString("hex");
-  const params = {
+  const { verifier, challenge } = pkce();
+  const state = randomBytes(12).toString("base64url");
+  const nonce = randomBytes(12).toString("base64url");
+  const params: Record<string, string> = {
     response_type: "code",
-    client_id: opts.clientId,
+    client_id: clientId,
     redirect_uri: opts.redirectUri ?? REDIRECT,
     scope: opts.scope ?? "openid profile email offline_access",
     state,
@@ -64,6 +65,20 @@ export async function authorize(
     code_challenge_method: "S256",
     ...opts.extra,
   };
+  return { url: `${server.url}${authorizeUrl(server, params)}`, params, verifier, state, nonce };
+}
+
+/**
+ * Runs authorize for a signed-in user over the API (the browser test drives the pages):
+ * follows the consent step with Allow (or Deny) and returns the final redirect.
+ */
+export async function authorize(
+  server: TestServer,
+  opts: { clientId: string; cookie: string; scope?: string; redirectUri?: string; challenge?: string; extra?: Record<string, string>; consent?: boolean },
+) {
+  // A caller that holds its own verifier passes the challenge; it replaces the generated one.
+  const extra = opts.challenge ? { code_challenge: opts.challenge, ...opts.extra } : opts.extra;
+  const { params, state, nonce } = authorizationRequest(server, opts.clientId, { ...opts, extra });
   let res = await server.api(authorizeUrl(server, params), { cookie: opts.cookie });
   let location = nextUrl(res);
   if (location?.startsWith("/consent")) {
@@ -77,20 +92,7 @@ export async function authorize(
 }
 
 export async function token(server: TestServer, form: Record<string, string>, headers: Record<string, string> = {}) {
-  const body = new URLSearchParams(form).toString();
-  const res = await fetch(`${server.url}/api/auth/oauth2/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
-    body,
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  return { status: res.status, headers: res.headers, json, text };
+  return postForm(server, "/api/auth/oauth2/token", form, headers);
 }
 
 /** Sign up, register a public client, authorize with PKCE and exchange the code. */

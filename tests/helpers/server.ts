@@ -55,15 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       headers["content-type"] ??= "application/json";
       body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
     }
-    const res = await fetch(url + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" });
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    return { status: res.status, headers: res.headers, json, text };
+    return readResponse(await fetch(url + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" }));
   }
 
   return {
@@ -79,6 +71,29 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A response's status, headers and text, and the text parsed as JSON where it is JSON (null otherwise). */
+export async function readResponse(res: Response) {
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+/** POSTs an HTML-form body (application/x-www-form-urlencoded) and does not follow redirects. */
+export async function postForm(server: { url: string }, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(fields).toString(),
+    redirect: "manual",
+  });
+  return readResponse(res);
 }
 
 /** The `name=value` pairs of a response's Set-Cookie headers, ready for a Cookie header. */

@@ -89,3 +89,18 @@ export async function startUpstreamOidc(opts: { clients: Array<{ clientId: strin
 }
 
 export type UpstreamOidc = Awaited<ReturnType<typeof startUpstreamOidc>>;
+
+/**
+ * The OIDC_<n>_* settings that configure our server's generic OpenID provider number `n`: the
+ * upstream's issuer and its `index`th client.
+ */
+export function providerEnv(n: number, upstream: UpstreamOidc, opts: { id: string; name?: string; index?: number }): Record<string, string> {
+  const client = upstream.clients[opts.index ?? 0]!;
+  return {
+    [`OIDC_${n}_ID`]: opts.id,
+    ...(opts.name ? { [`OIDC_${n}_NAME`]: opts.name } : {}),
+    [`OIDC_${n}_ISSUER`]: upstream.issuer,
+    [`OIDC_${n}_CLIENT_ID`]: client.clientId,
+    [`OIDC_${n}_CLIENT_SECRET`]: client.clientSecret,
+  };
+}
