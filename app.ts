@@ -19,6 +19,8 @@ import { jwksRoute } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { profileRoutes } from "./routes/profile.js";
+import { walletRoutes } from "./routes/wallet.js";
+import type { OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import type { AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -31,6 +33,8 @@ export interface AppDeps {
   authUrl: string;
   config: Config;
   redis?: Redis;
+  /** The NFT indexer client (plugins/wallet/ordinals.ts), shared with the agent capability. */
+  ordinals: OrdinalsIndexer;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -44,7 +48,7 @@ const OAUTH_PROTOCOL_PATHS = new Set(
   ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/oauth2/register", "/oauth2/userinfo", "/device/code"].map((p) => BASE_PATH + p),
 );
 
-export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, redis, ordinals }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -116,6 +120,11 @@ export function createApp({ auth, db, logger, authUrl, config, redis }: AppDeps)
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.route("/api/user", profiles.users);
   app.route("/api/bap", profiles.bap);
+  // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
+  // published Sigma client calls it (before the better-auth catch-all below).
+  const wallets = walletRoutes({ auth, db, authUrl, bitcoinAuth: bitcoinAuth("idp:wallet-auth:"), indexer: ordinals });
+  app.route("/api/wallet", wallets);
+  app.route(`${BASE_PATH}/wallet`, wallets);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);

@@ -35,6 +35,8 @@ import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
+import { wallet } from "./plugins/wallet/index.js";
+import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 export interface AuthDeps {
   config: Config;
@@ -42,6 +44,8 @@ export interface AuthDeps {
   logger: Logger;
   mailer?: Mailer;
   redis?: Redis;
+  /** The NFT indexer client, shared with the wallet routes (built from the settings when absent). */
+  ordinals?: OrdinalsIndexer;
 }
 
 /** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
@@ -52,7 +56,7 @@ export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", 
 const HOUR = 60 * 60;
 const DAY = 24 * HOUR;
 
-function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
+function buildOptions({ config, database, logger, redis, mailer, ordinals }: AuthDeps) {
   const send = mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled });
   const bitcoinAuth = bitcoinAuthPolicy(redis ? redisReplayCache(redis) : memoryReplayCache(), config);
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
@@ -233,6 +237,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
       oauthBearer(),
       backup(),
+      wallet(),
       registrationPolicy({ development: config.env !== "production" }),
       admin(),
       organizations({ send, invitationUrl: (id) => url(`/invitations/${encodeURIComponent(id)}`) }),
@@ -244,6 +249,7 @@ function buildOptions({ config, database, logger, redis, mailer }: AuthDeps) {
       agents({
         db: database.db,
         backupMaxBytes: config.backupMaxBytes,
+        ordinals: ordinals ?? ordinalsIndexer(config),
         approvalPage: url("/agents/approve"),
         dynamicHosts: config.agents.dynamicHosts,
         sharedStorage: Boolean(redis),

@@ -10,6 +10,7 @@ import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
+import { ordinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -22,7 +23,9 @@ export async function start(config: Config, options: StartOptions = {}) {
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const deps = { config, database, logger, redis, mailer: options.mailer };
+  // One indexer client (and so one NFT cache) for the wallet routes and the agent capability.
+  const ordinals = ordinalsIndexer(config);
+  const deps = { config, database, logger, redis, mailer: options.mailer, ordinals };
 
   try {
     await migrateAtStartUp(deps);
@@ -33,7 +36,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   }
 
   const auth = createAuth(deps);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, redis, ordinals });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
