@@ -1,0 +1,252 @@
+import { PrivateKey } from "@bsv/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
+import { startIndexer, txo } from "./helpers/ordinals.js";
+import { signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+const CONNECT = "/api/wallet/connect";
+
+let server: TestServer;
+let indexer: Awaited<ReturnType<typeof startIndexer>>;
+beforeAll(async () => {
+  indexer = await startIndexer();
+  server = await startTestServer({ ORDINALS_API_URL: indexer.url, ORDINALS_API_TIMEOUT: "300", OUTBOUND_ALLOW_PRIVATE: "true" });
+});
+afterAll(async () => {
+  await server?.close();
+  await indexer?.close();
+});
+
+/** A wallet key of its own: what Yours or 1Sat would hold, and the address its ordinals sit at. */
+function newWallet() {
+  const key = PrivateKey.fromRandom();
+  return { key, pubkey: key.toPublicKey().toString(), address: key.toPublicKey().toAddress() as string };
+}
+type Wallet = ReturnType<typeof newWallet>;
+
+/** The token a wallet produces for a connection: it signs the connect path, no body. */
+const walletToken = (w: Wallet, opts: { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string } = {}) =>
+  signRequest(w.key, opts.path ?? CONNECT, undefined, { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
+
+/** A signed-in person with one registered BAP identity. */
+async function personWithIdentity() {
+  const person = await signUp(server);
+  const id = newIdentity();
+  expect((await registerIdentity(server, person.cookie, id)).status).toBe(201);
+  return { ...person, id };
+}
+type Person = Awaited<ReturnType<typeof personWithIdentity>>;
+
+function connect(person: { cookie: string }, id: TestIdentity, token: string, provider = "yours", extra: Record<string, unknown> = {}) {
+  return server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: token, provider, ...extra } });
+}
+
+async function connected(person: Person, provider = "yours", w = newWallet()) {
+  const res = await connect(person, person.id, walletToken(w), provider);
+  expect(res.status).toBe(200);
+  return w;
+}
+
+const problem = (res: { status: number; headers: Headers; json: any }, status: number, code?: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  expect(res.json).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+  if (code) expect(res.json.code).toBe(code);
+};
+
+describe("wallet connections", () => {
+  it("connects wallets proven by BSM and BRC-77 tokens, lists them, and keeps one primary", async () => {
+    const person = await personWithIdentity();
+    const a = newWallet();
+    const first = await connect(person, person.id, walletToken(a, { scheme: "bsm" }), "yours", { paymentAddress: newWallet().address });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("cache-control")).toBe("no-store");
+    expect(first.json).toEqual({
+      success: true,
+      walletAddress: a.address,
+      pubkey: a.pubkey,
+      provider: "yours",
+      connectionMethod: "bitcoin-auth",
+      connectedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      bapId: person.id.bapId,
+      isPrimary: true,
+    });
+    const b = newWallet();
+    const second = await connect(person, person.id, walletToken(b, { scheme: "brc77" }), "1sat");
+    expect(second.status).toBe(200);
+    expect(second.json).toMatchObject({ walletAddress: b.address, provider: "1sat", isPrimary: false });
+
+    const list = await server.api(CONNECT, { cookie: person.cookie });
+    expect(list.status).toBe(200);
+    expect(list.json.wallets.map((w: any) => [w.address, w.provider, w.isPrimary])).toEqual([
+      [a.address, "yours", true],
+      [b.address, "1sat", false],
+    ]);
+    expect(list.json.wallets[0]).toMatchObject({ bapId: person.id.bapId, pubkey: a.pubkey, connectionMethod: "bitcoin-auth", isPayment: false, lastVerified: expect.any(String) });
+    const byId = await server.api(`${CONNECT}?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(byId.json.wallets).toHaveLength(2);
+
+    const primary = await server.api("/api/wallet/set-primary", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: b.address } });
+    expect(primary.status).toBe(200);
+    expect(primary.json).toEqual({ success: true, bapId: person.id.bapId, primaryAddress: b.address });
+    const address = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(address.status).toBe(200);
+    expect(address.json).toMatchObject({ bapId: person.id.bapId, primaryAddress: b.address, paymentAddress: null, paymentProvider: null });
+    expect(address.json.wallets).toHaveLength(2);
+
+    // Removing the primary wallet removes the association only; the other one takes its place.
+    const removed = await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${b.address}`, { method: "DELETE", cookie: person.cookie });
+    expect(removed.status).toBe(200);
+    expect(removed.json).toMatchObject({ success: true, walletAddress: b.address });
+    const after = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(after.json.primaryAddress).toBe(a.address);
+    problem(await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${b.address}`, { method: "DELETE", cookie: person.cookie }), 404, "WALLET_NOT_CONNECTED");
+  });
+
+  it("refuses forged, stale, wrong-path, malformed and replayed tokens", async () => {
+    const person = await personWithIdentity();
+    const w = newWallet();
+    // Forged: another key's signature under this wallet's pubkey.
+    const other = walletToken(newWallet()).split("|");
+    const forged = [w.pubkey, ...other.slice(1)].join("|");
+    problem(await connect(person, person.id, forged), 401, "INVALID_AUTH_TOKEN");
+    const stale = walletToken(w, { timestamp: new Date(Date.now() - 10 * 60_000).toISOString() });
+    problem(await connect(person, person.id, stale), 401, "INVALID_AUTH_TOKEN");
+    problem(await connect(person, person.id, walletToken(w, { path: "/api/auth/sign-in/sigma" })), 401, "INVALID_AUTH_TOKEN");
+    problem(await connect(person, person.id, "not|a|token"), 401, "INVALID_AUTH_TOKEN");
+    const token = walletToken(w);
+    expect((await connect(person, person.id, token)).status).toBe(200);
+    problem(await connect(person, person.id, token), 401, "INVALID_AUTH_TOKEN");
+    // Nothing was recorded by the refused attempts beyond the one good connection.
+    expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toHaveLength(1);
+  });
+
+  it("refuses another person's identity, callers without a session, bad bodies and cross-site posts", async () => {
+    const owner = await personWithIdentity();
+    const intruder = await personWithIdentity();
+    const w = newWallet();
+    problem(await connect(intruder, owner.id, walletToken(w)), 404);
+    problem(await server.api(CONNECT, { body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } }), 401);
+    problem(await server.api(CONNECT), 401);
+    problem(await server.api("/api/wallet/nfts"), 401);
+    problem(await server.api(`/api/wallet/address?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
+    problem(await server.api(`${CONNECT}?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
+    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, provider: "yours" } }), 400);
+    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "bad name!" } }), 400);
+    const crossSite = await server.api(CONNECT, { cookie: owner.cookie, headers: { origin: "https://evil.example" }, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } });
+    problem(crossSite, 403);
+    // The intruder's own connection of the same wallet key stays theirs; the owner's list is untouched.
+    expect((await connect(intruder, intruder.id, walletToken(w))).status).toBe(200);
+    expect((await server.api(CONNECT, { cookie: owner.cookie })).json.wallets).toEqual([]);
+    problem(await server.api(`${CONNECT}?bapId=${intruder.id.bapId}&address=${w.address}`, { method: "DELETE", cookie: owner.cookie }), 404);
+  });
+
+  it("sets a payment wallet only for yours and 1sat connections", async () => {
+    const person = await personWithIdentity();
+    const yours = await connected(person, "yours");
+    const handcash = await connected(person, "handcash");
+    const deposit = newWallet().address;
+    const set = await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: yours.address, depositAddress: deposit } });
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({ success: true, paymentAddress: deposit, paymentProvider: "yours", walletAddress: yours.address });
+    problem(await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: handcash.address } }), 400, "PAYMENT_PROVIDER_NOT_SUPPORTED");
+    problem(await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: newWallet().address } }), 404, "WALLET_NOT_CONNECTED");
+    const address = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(address.json).toMatchObject({ primaryAddress: yours.address, paymentAddress: deposit, paymentProvider: "yours" });
+  });
+});
+
+describe("NFTs", () => {
+  it("lists each wallet's NFTs (first 100 entries), caches them, and refreshes on request", async () => {
+    const person = await personWithIdentity();
+    const a = await connected(person);
+    const b = await connected(person, "1sat");
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address), txo(a.address), txo(a.address, { withOrigin: false })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address)] });
+    const res = await server.api("/api/wallet/nfts", { cookie: person.cookie });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.json).toMatchObject({ totalNFTs: 3, addresses: [a.address, b.address], incomplete: false, failedWallets: [], limitPerAddress: 100 });
+    expect(res.json.wallets.map((w: any) => [w.address, w.count])).toEqual([
+      [a.address, 2],
+      [b.address, 1],
+    ]);
+    expect(res.json.nfts[0]).toMatchObject({ txid: expect.stringMatching(/^[0-9a-f]{64}$/), vout: 0, satoshis: 1, owner: a.address, idx: 12, origin: { outpoint: expect.any(String), data: { insc: expect.any(Object) } } });
+    expect(indexer.queries.at(-1)?.get("limit")).toBe("100");
+    const hits = indexer.hits(a.address);
+    expect((await server.api("/api/wallet/nfts", { cookie: person.cookie })).json.totalNFTs).toBe(3);
+    expect(indexer.hits(a.address)).toBe(hits);
+    indexer.script(a.address, { kind: "ok", txos: [] });
+    const fresh = await server.api("/api/wallet/nfts?refresh=true", { cookie: person.cookie });
+    expect(indexer.hits(a.address)).toBe(hits + 1);
+    expect(fresh.json.totalNFTs).toBe(1);
+  });
+
+  it("says which wallets failed instead of answering none: error status, wrong shape, timeout; retries transient failures", async () => {
+    const person = await personWithIdentity();
+    const down = await connected(person);
+    const garbled = await connected(person);
+    const slow = await connected(person);
+    const flaky = await connected(person);
+    indexer.script(down.address, { kind: "status", status: 500 });
+    indexer.script(garbled.address, { kind: "garbage" });
+    indexer.script(slow.address, { kind: "slow", ms: 1500 });
+    indexer.script(flaky.address, { kind: "flaky", failures: 1, txos: [txo(flaky.address)] });
+    const started = Date.now();
+    const res = await server.api("/api/wallet/nfts", { cookie: person.cookie });
+    expect(res.status).toBe(200);
+    expect(res.json.incomplete).toBe(true);
+    expect(res.json.failedWallets.sort()).toEqual([down.address, garbled.address, slow.address].sort());
+    const byAddress = Object.fromEntries(res.json.wallets.map((w: any) => [w.address, w]));
+    expect(byAddress[down.address]).toMatchObject({ count: 0, error: expect.stringMatching(/500/) });
+    expect(byAddress[garbled.address].error).toMatch(/unexpected shape/);
+    expect(byAddress[slow.address].error).toMatch(/no answer within 300 ms/);
+    expect(byAddress[flaky.address]).toMatchObject({ count: 1 });
+    expect(byAddress[flaky.address].error).toBeUndefined();
+    // Bounded retries: a first attempt and two more for a 5xx or a timeout; none for a bad body.
+    expect(indexer.hits(down.address)).toBe(3);
+    expect(indexer.hits(slow.address)).toBe(3);
+    expect(indexer.hits(garbled.address)).toBe(1);
+    expect(indexer.hits(flaky.address)).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("ownership", () => {
+  const origin = `${"ab".repeat(32)}_0`;
+
+  it("counts an origin or a collection against minCount on the primary identity's wallets", async () => {
+    const person = await personWithIdentity();
+    const a = await connected(person);
+    const b = await connected(person);
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address, { origin }), txo(a.address, { collectionId: "col-1" })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address, { collectionId: "col-1" }), txo(b.address)] });
+    const verify = (body: unknown) => server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body });
+
+    const byOrigin = await verify({ origin });
+    expect(byOrigin.status).toBe(200);
+    expect(byOrigin.json).toMatchObject({ owns: true, count: 1, minCount: 1, bapId: person.id.bapId, incomplete: false, failedWallets: [] });
+    expect(byOrigin.json.nfts[0].origin.outpoint).toBe(origin);
+    expect((await verify({ collection: "col-1", minCount: 2 })).json).toMatchObject({ owns: true, count: 2 });
+    expect((await verify({ collection: "col-1", minCount: 3 })).json).toMatchObject({ owns: false, count: 2, incomplete: false });
+    expect((await verify({ collection: "col-2" })).json).toMatchObject({ owns: false, count: 0, nfts: [] });
+    problem(await verify({ origin, collection: "col-1" }), 400);
+    problem(await verify({}), 400);
+    problem(await verify({ origin, minCount: 0 }), 400);
+    problem(await verify({ origin: "not-an-outpoint" }), 400);
+  });
+
+  it("answers an incomplete negative when a wallet could not be checked, and a definite one without wallets", async () => {
+    const person = await personWithIdentity();
+    const none = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(none.json).toMatchObject({ owns: false, count: 0, incomplete: false, message: expect.stringMatching(/No wallet/) });
+    const a = await connected(person);
+    const b = await connected(person);
+    indexer.script(a.address, { kind: "ok", txos: [] });
+    indexer.script(b.address, { kind: "status", status: 502 });
+    const res = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ owns: false, count: 0, incomplete: true, failedWallets: [b.address], message: expect.stringMatching(/could be checked/) });
+  });
+});
