@@ -1,4 +1,6 @@
 import { PrivateKey } from "@bsv/sdk";
+import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
+import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
@@ -6,6 +8,7 @@ import { signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const CONNECT = "/api/wallet/connect";
+type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
 
 let server: TestServer;
 let indexer: Awaited<ReturnType<typeof startIndexer>>;
@@ -248,5 +251,72 @@ describe("ownership", () => {
     const res = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ owns: false, count: 0, incomplete: true, failedWallets: [b.address], message: expect.stringMatching(/could be checked/) });
+  });
+});
+
+describe("the published Sigma client", () => {
+  it("connects, lists, sets primary, lists NFTs, verifies ownership and disconnects under /api/auth/wallet", async () => {
+    const person = await personWithIdentity();
+    // The library is built against its own copy of better-fetch's types; at run time it is the same client.
+    const plugin = sigmaClient() as unknown as BetterAuthClientPlugin;
+    const client = createAuthClient({ baseURL: server.url, plugins: [plugin], fetchOptions: { headers: { cookie: person.cookie } } }) as unknown as SigmaActions;
+    const a = newWallet();
+    const b = newWallet();
+    const origin = `${"cd".repeat(32)}_1`;
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address, { origin })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address)] });
+
+    const first = await client.wallet.connect(person.id.bapId, walletToken(a));
+    expect(first).toMatchObject({ success: true, walletAddress: a.address, pubkey: a.pubkey });
+    // better-fetch turns ISO timestamps into Dates on the way in.
+    expect(Number.isNaN(new Date(first.connectedAt).getTime())).toBe(false);
+    await client.wallet.connect(person.id.bapId, walletToken(b, { scheme: "brc77" }), "1sat");
+    const listed = await client.wallet.getConnected(person.id.bapId);
+    expect(listed.wallets.map((w) => [w.address, w.provider, w.isPrimary])).toEqual([
+      [a.address, "yours", true],
+      [b.address, "1sat", false],
+    ]);
+    expect(listed.wallets[0]).toMatchObject({ connectionMethod: "bitcoin-auth", connectedAt: expect.anything(), lastVerified: expect.anything() });
+    expect((await client.wallet.getConnected()).wallets).toHaveLength(2);
+    expect(await client.wallet.setPrimary(person.id.bapId, b.address)).toMatchObject({ success: true, primaryAddress: b.address });
+
+    const nfts = await client.nft.list();
+    expect(nfts).toMatchObject({ totalNFTs: 2, addresses: expect.arrayContaining([a.address, b.address]) });
+    expect(nfts.wallets.map((w) => w.count).sort()).toEqual([1, 1]);
+    expect((await client.nft.list(true)).totalNFTs).toBe(2);
+    expect(await client.nft.verifyOwnership({ origin })).toMatchObject({ owns: true, count: 1 });
+    expect(await client.nft.verifyOwnership({ origin, minCount: 2 })).toMatchObject({ owns: false, count: 1 });
+
+    expect(await client.wallet.disconnect(person.id.bapId, a.address)).toMatchObject({ success: true, walletAddress: a.address });
+    expect((await client.wallet.getConnected(person.id.bapId)).wallets.map((w) => w.address)).toEqual([b.address]);
+    // A replayed token through the client is refused like any other.
+    await expect(client.wallet.connect(person.id.bapId, "x|bsm|y|z|w")).rejects.toThrow();
+  });
+});
+
+describe("the agent capability nft.verify_ownership", () => {
+  it("runs the same check as the route, for the agent's owner", async () => {
+    const { agentKit } = await import("./helpers/agents.js");
+    const kit = agentKit(() => server);
+    const person = await personWithIdentity();
+    const w = await connected(person);
+    const down = await connected(person);
+    const origin = `${"ef".repeat(32)}_2`;
+    indexer.script(w.address, { kind: "ok", txos: [txo(w.address, { origin }), txo(w.address, { collectionId: "club" })] });
+    indexer.script(down.address, { kind: "status", status: 503 });
+    const host = await kit.enrolledHost(person.cookie);
+    const agent = await kit.approvedAgent(person.cookie, host, ["nft.verify_ownership"]);
+    const execute = async (args: Record<string, unknown>) => kit.bearer("/api/auth/capability/execute", await kit.agentJwt(agent), { capability: "nft.verify_ownership", arguments: args });
+
+    const owned = await execute({ origin });
+    expect(owned.status).toBe(200);
+    const viaRoute = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(owned.json.data).toMatchObject({ owns: true, count: 1, incomplete: true, failedWallets: [down.address] });
+    expect(viaRoute.json).toMatchObject({ owns: true, count: 1, incomplete: true, failedWallets: [down.address] });
+    const notEnough = await execute({ collection: "club", minCount: 2 });
+    expect(notEnough.json.data).toMatchObject({ owns: false, count: 1, incomplete: true, message: expect.any(String) });
+    const bad = await execute({ minCount: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toBe("invalid_arguments");
   });
 });

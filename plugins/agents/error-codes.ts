@@ -7,8 +7,6 @@ export const AGENT_ERROR_CODES = {
   OWNER_REQUIRED: "owner_required",
   /** The capability's arguments do not match its input schema. */
   INVALID_ARGUMENTS: "invalid_arguments",
-  /** The capability exists but this service cannot answer it yet. */
-  NOT_AVAILABLE: "not_available",
   /** No pending approval request has that user code. */
   APPROVAL_NOT_FOUND: "approval_not_found",
   APPROVAL_EXPIRED: "approval_expired",
