@@ -122,7 +122,7 @@ export function createApp({ auth, db, logger, authUrl, config, redis, ordinals }
   app.route("/api/bap", profiles.bap);
   // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
   // published Sigma client calls it (before the better-auth catch-all below).
-  const wallets = walletRoutes({ auth, db, authUrl, bitcoinAuth: bitcoinAuth("idp:wallet-auth:"), indexer: ordinals });
+  const wallets = walletRoutes({ auth, db, authUrl, bitcoinAuth: bitcoinAuth("idp:wallet-auth:"), indexer: ordinals, secret: config.secret });
   app.route("/api/wallet", wallets);
   app.route(`${BASE_PATH}/wallet`, wallets);
   app.all(`${BASE_PATH}/*`, async (c) => {

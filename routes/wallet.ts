@@ -7,6 +7,7 @@ import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } fr
 import { ProblemError, problems } from "../lib/errors.js";
 import { readJson, readQuery } from "../lib/validate.js";
 import { findOwnedIdentity } from "../plugins/identity/store.js";
+import { issueEvmChallenge, verifyEvmConnection } from "../plugins/wallet/evm.js";
 import type { OrdinalsIndexer } from "../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../plugins/wallet/ownership.js";
 import * as wallets from "../plugins/wallet/store.js";
@@ -16,7 +17,9 @@ import { isSameOrigin, noStore, sessionRequired, type AppEnv } from "./middlewar
  * Wallet connections and NFT checks (spec "Wallet"; session only, an OAuth bearer is not a
  * substitute):
  *
- *   POST   /connect            prove a wallet key (Bitcoin-Auth token) for one of your identities
+ *   POST   /connect            prove a wallet key for one of your identities: a Bitcoin-Auth
+ *                               token, or (connectionMethod `evm`) a signed challenge
+ *   POST   /connect/challenge  the message an EVM key signs for POST /connect
  *   GET    /connect[?bapId]    your connections
  *   DELETE /connect?bapId&address   remove the association only
  *   GET    /address?bapId      the identity's primary and payment addresses
@@ -34,6 +37,8 @@ export interface WalletRouteDeps {
   /** The wallet-connection replay records (single use of each token). */
   bitcoinAuth: BitcoinAuthPolicy;
   indexer: OrdinalsIndexer;
+  /** BETTER_AUTH_SECRET: keys the EVM challenge nonces (plugins/wallet/evm.ts). */
+  secret: string;
 }
 
 type WalletEnv = { Variables: AppEnv["Variables"] & { deps: WalletRouteDeps } };
@@ -49,19 +54,33 @@ export const PAYMENT_PROVIDERS = ["yours", "1sat"] as const;
 
 const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
 const Address = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{25,35}$/, "must be a Bitcoin address"));
+const EvmAddress = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address"));
+/** A connected wallet's address: Bitcoin, or EVM (checksummed as stored). */
+const WalletAddress = v.union([Address, EvmAddress], "must be a Bitcoin or EVM address");
+const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/i, "must be a wallet name (letters, digits, . _ -; at most 32)"));
 const Pubkey = v.pipe(v.string(), v.check((s: string) => isCompressedPubkey(s), "must be a compressed secp256k1 public key in hex"));
-const Connect = v.strictObject({
+const BitcoinConnect = v.strictObject({
   bapId: BapId,
   authToken: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
-  provider: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/i, "must be a wallet name (letters, digits, . _ -; at most 32)")),
+  provider: Provider,
+  connectionMethod: v.optional(v.literal("bitcoin-auth")),
   identityPubKey: v.optional(Pubkey),
   paymentAddress: v.optional(Address),
 });
+const EvmConnect = v.strictObject({
+  bapId: BapId,
+  provider: Provider,
+  connectionMethod: v.literal("evm"),
+  address: EvmAddress,
+  message: v.pipe(v.string(), v.maxLength(1024)),
+  signature: v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte hex signature")),
+});
+const Connect = v.union([BitcoinConnect, EvmConnect], "send a Bitcoin-Auth authToken, or connectionMethod evm with address, message and signature");
 const ByBapId = v.object({ bapId: BapId });
 const OptionalBapId = v.object({ bapId: v.optional(BapId) });
-const ByWallet = v.object({ bapId: BapId, address: Address });
-const SetPrimary = v.strictObject({ bapId: BapId, walletAddress: Address });
-const SetPayment = v.strictObject({ bapId: BapId, walletAddress: Address, depositAddress: v.optional(Address) });
+const ByWallet = v.object({ bapId: BapId, address: WalletAddress });
+const SetPrimary = v.strictObject({ bapId: BapId, walletAddress: WalletAddress });
+const SetPayment = v.strictObject({ bapId: BapId, walletAddress: WalletAddress, depositAddress: v.optional(Address) });
 const NftsQuery = v.object({ refresh: v.optional(v.picklist(["true", "false"])) });
 
 /** A connection as the API shows it (the Sigma client's ConnectedWallet, plus our fields). */
@@ -89,25 +108,42 @@ async function ownedIdentity(c: C, bapId: string) {
 
 const noSuchWallet = () => new ProblemError(404, "No wallet with that address is connected to that identity.", { code: "WALLET_NOT_CONNECTED" });
 
-async function connect(c: C) {
-  const { db, bitcoinAuth } = c.var.deps;
-  const { value: body } = await readJson(c, Connect, 4 * 1024);
-  const identity = await ownedIdentity(c, body.bapId);
-  if (identity.suspendedAt) throw problems.forbidden("Confirm this identity on your account page before connecting wallets to it.", "IDENTITY_SUSPENDED");
+/** Which key signed, and the address it controls: refused with 401 unless the proof holds. */
+async function provenKey(c: C, body: v.InferOutput<typeof Connect>): Promise<{ address: string; pubkey: string; method: string }> {
+  const { bitcoinAuth, secret, authUrl } = c.var.deps;
+  if (body.connectionMethod === "evm") {
+    const proof = await verifyEvmConnection({ secret, host: new URL(authUrl).host, userId: c.var.session.user.id, bapId: body.bapId, replay: bitcoinAuth.replay }, body);
+    if (!proof.ok) throw new ProblemError(401, "The EVM signature was refused; ask for a new challenge (POST /api/wallet/connect/challenge) and sign it.", { code: "INVALID_EVM_SIGNATURE" });
+    return { address: proof.address, pubkey: proof.pubkey, method: "evm" };
+  }
   // Same checks as key sign-in: signer, freshness, path (or host-bound path), canonical form, single use.
   const proof = await verifyBitcoinAuthToken(body.authToken, { requestPath: CONNECT_TOKEN_PATH, use: "wallet-connect" }, bitcoinAuth);
   if (!proof.ok) throw new ProblemError(401, `The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} again.`, { code: "INVALID_AUTH_TOKEN" });
-  const saved = await wallets.saveConnection(db, c.var.session.user.id, {
+  return { address: addressOf(proof.pubkey), pubkey: proof.pubkey, method: "bitcoin-auth" };
+}
+
+async function connect(c: C) {
+  const { value: body } = await readJson(c, Connect, 4 * 1024);
+  const identity = await ownedIdentity(c, body.bapId);
+  if (identity.suspendedAt) throw problems.forbidden("Confirm this identity on your account page before connecting wallets to it.", "IDENTITY_SUSPENDED");
+  const key = await provenKey(c, body);
+  const saved = await wallets.saveConnection(c.var.deps.db, c.var.session.user.id, {
     bapId: body.bapId,
-    address: addressOf(proof.pubkey),
-    pubkey: proof.pubkey,
+    address: key.address,
+    pubkey: key.pubkey,
     provider: body.provider.toLowerCase(),
-    connectionMethod: "bitcoin-auth",
-    identityPubkey: body.identityPubKey,
-    paymentAddress: body.paymentAddress,
+    connectionMethod: key.method,
+    ...("authToken" in body ? { identityPubkey: body.identityPubKey, paymentAddress: body.paymentAddress } : {}),
   });
   if (saved === "taken") throw problems.conflict("This wallet is connected to that identity on another account.", "WALLET_TAKEN");
   return c.json({ success: true, walletAddress: saved.address, pubkey: saved.pubkey, provider: saved.provider, connectionMethod: saved.connectionMethod, connectedAt: saved.connectedAt.toISOString(), bapId: saved.bapId, isPrimary: saved.isPrimary }, 200);
+}
+
+async function evmChallenge(c: C) {
+  const { value: body } = await readJson(c, v.strictObject({ bapId: BapId }), 1024);
+  await ownedIdentity(c, body.bapId);
+  const { secret, authUrl } = c.var.deps;
+  return c.json(issueEvmChallenge({ secret, host: new URL(authUrl).host, userId: c.var.session.user.id, bapId: body.bapId }), 200);
 }
 
 async function listWallets(c: C) {
@@ -188,6 +224,7 @@ export function walletRoutes(deps: WalletRouteDeps) {
       await next();
     })
     .post("/connect", connect)
+    .post("/connect/challenge", evmChallenge)
     .get("/connect", listWallets)
     .delete("/connect", disconnect)
     .get("/address", walletAddress)

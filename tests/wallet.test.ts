@@ -1,6 +1,7 @@
 import { PrivateKey } from "@bsv/sdk";
 import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
 import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
@@ -157,6 +158,48 @@ describe("wallet connections", () => {
     problem(await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: newWallet().address } }), 404, "WALLET_NOT_CONNECTED");
     const address = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
     expect(address.json).toMatchObject({ primaryAddress: yours.address, paymentAddress: deposit, paymentProvider: "yours" });
+  });
+});
+
+describe("EVM connections", () => {
+  const challenge = (person: Person, bapId = person.id.bapId) => server.api(`${CONNECT}/challenge`, { cookie: person.cookie, body: { bapId } });
+  const evmConnect = (person: Person, body: Record<string, unknown>) => server.api(CONNECT, { cookie: person.cookie, body: { bapId: person.id.bapId, provider: "metamask", connectionMethod: "evm", ...body } });
+
+  it("connects an EVM account that signed our challenge, once, and keeps it out of the ordinals lookups", async () => {
+    const person = await personWithIdentity();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const issued = await challenge(person);
+    expect(issued.status).toBe(200);
+    expect(issued.json).toMatchObject({ nonce: expect.any(String), message: expect.stringContaining(person.id.bapId), expiresAt: expect.any(String) });
+    const signature = await account.signMessage({ message: issued.json.message });
+    const res = await evmConnect(person, { address: account.address.toLowerCase(), message: issued.json.message, signature });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ success: true, walletAddress: account.address, connectionMethod: "evm", provider: "metamask", pubkey: expect.stringMatching(/^0x04[0-9a-f]{128}$/) });
+    // Single use.
+    problem(await evmConnect(person, { address: account.address, message: issued.json.message, signature }), 401, "INVALID_EVM_SIGNATURE");
+    // An EVM account holds no 1Sat ordinals: the indexer is not asked about it.
+    expect((await server.api("/api/wallet/nfts", { cookie: person.cookie })).json).toMatchObject({ addresses: [], totalNFTs: 0, incomplete: false });
+    expect(indexer.hits(account.address)).toBe(0);
+    const removed = await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${account.address}`, { method: "DELETE", cookie: person.cookie });
+    expect(removed.status).toBe(200);
+  });
+
+  it("refuses another key's signature, a tampered message and another person's challenge", async () => {
+    const person = await personWithIdentity();
+    const other = await personWithIdentity();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const { message } = (await challenge(person)).json;
+    const wrongKey = await privateKeyToAccount(generatePrivateKey()).signMessage({ message });
+    problem(await evmConnect(person, { address: account.address, message, signature: wrongKey }), 401, "INVALID_EVM_SIGNATURE");
+    const tampered = message.replace(person.id.bapId, other.id.bapId);
+    problem(await evmConnect(person, { address: account.address, message: tampered, signature: await account.signMessage({ message: tampered }) }), 401, "INVALID_EVM_SIGNATURE");
+    // A challenge issued to one person is no use to another, even for their own identity.
+    const theirs = (await challenge(other)).json.message;
+    problem(await evmConnect(person, { bapId: other.id.bapId, address: account.address, message: theirs, signature: await account.signMessage({ message: theirs }) }), 404);
+    const mine = { address: account.address, message: theirs, signature: await account.signMessage({ message: theirs }) };
+    problem(await evmConnect(person, mine), 401, "INVALID_EVM_SIGNATURE");
+    problem(await challenge(person, other.id.bapId), 404);
+    problem(await evmConnect(person, { address: "0x1234", message, signature: "0x00" }), 400);
   });
 });
 

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { findSelectedIdentity } from "../identity/store.js";
 import { IndexerError, NFT_ENTRIES_PER_ADDRESS, type Nft, type OrdinalsIndexer } from "./ordinals.js";
-import { listConnections } from "./store.js";
+import { listConnections, type WalletConnection } from "./store.js";
 
 /**
  * NFT listings and ownership checks over a user's connected wallets: the one implementation
@@ -50,9 +50,12 @@ export async function listNfts(indexer: OrdinalsIndexer, addresses: readonly str
   return { wallets, nfts, totalNFTs: nfts.length, addresses: unique, incomplete: failedWallets.length > 0, failedWallets, limitPerAddress: NFT_ENTRIES_PER_ADDRESS, fetchedAt: new Date().toISOString() };
 }
 
-/** The addresses of all the user's connected wallets, for GET /api/wallet/nfts. */
+/** The addresses that can hold 1Sat ordinals: Bitcoin wallets (an EVM account holds none). */
+const ordinalAddresses = (list: WalletConnection[]) => list.filter((c) => c.connectionMethod !== "evm").map((c) => c.address);
+
+/** The NFTs of all the user's connected Bitcoin wallets, for GET /api/wallet/nfts. */
 export async function userNfts(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, opts: { fresh?: boolean } = {}): Promise<NftListing> {
-  return listNfts(indexer, (await listConnections(db, userId)).map((c) => c.address), opts);
+  return listNfts(indexer, ordinalAddresses(await listConnections(db, userId)), opts);
 }
 
 /** What to look for: one origin (`txid_vout`) or one collection id; at least `minCount` of them. */
@@ -104,7 +107,7 @@ export async function verifyOwnership(db: Kysely<any>, indexer: OrdinalsIndexer,
   const identity = await findSelectedIdentity(db, userId);
   const base = { minCount: query.minCount, bapId: identity?.bapId ?? null };
   if (!identity) return { ...base, owns: false, count: 0, nfts: [], addresses: [], incomplete: false, failedWallets: [], message: "You have no BAP identity: register one and connect a wallet to it." };
-  const addresses = (await listConnections(db, userId, identity.bapId)).map((c) => c.address);
+  const addresses = ordinalAddresses(await listConnections(db, userId, identity.bapId));
   if (!addresses.length) return { ...base, owns: false, count: 0, nfts: [], addresses, incomplete: false, failedWallets: [], message: "No wallet is connected to your primary identity." };
   const listing = await listNfts(indexer, addresses);
   const found = listing.nfts.filter(matches(query));
