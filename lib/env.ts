@@ -184,7 +184,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     warnings.push(`AUTH_URL's host ${url.hostname} is an IP address: browsers refuse passkeys there. Use a domain name (http://localhost while developing).`);
   }
   if (e.OUTBOUND_ALLOW_PRIVATE) {
-    warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS and back-channel logout fetches may reach loopback and private addresses (SSRF). Development and tests only.");
+    warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS, back-channel logout and ordinals indexer fetches may reach loopback and private addresses (SSRF). Development and tests only.");
   }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
