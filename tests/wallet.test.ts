@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
-import { signUp } from "./helpers/oauth.js";
+import { fullCodeFlow, signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
 
 const CONNECT = "/api/wallet/connect";
@@ -144,6 +144,19 @@ describe("wallet connections", () => {
     expect((await connect(intruder, intruder.id, walletToken(w))).status).toBe(200);
     expect((await server.api(CONNECT, { cookie: owner.cookie })).json.wallets).toEqual([]);
     problem(await server.api(`${CONNECT}?bapId=${intruder.id.bapId}&address=${w.address}`, { method: "DELETE", cookie: owner.cookie }), 404);
+  });
+
+  it("takes a session only: an OAuth access token of the same person is no substitute", async () => {
+    const { person, tokens } = await fullCodeFlow(server, { scope: "openid profile" });
+    const accessToken = tokens.json.access_token as string;
+    expect(accessToken).toBeTruthy();
+    const bearer = { authorization: `Bearer ${accessToken}` };
+    problem(await server.api(CONNECT, { headers: bearer }), 401);
+    problem(await server.api("/api/wallet/nfts", { headers: bearer }), 401);
+    problem(await server.api("/api/auth/wallet/connect", { headers: bearer }), 401);
+    problem(await server.api("/api/wallet/verify-ownership", { headers: bearer, body: { collection: "x" } }), 401);
+    // The same person's session is.
+    expect((await server.api(CONNECT, { cookie: person.cookie })).status).toBe(200);
   });
 
   it("sets a payment wallet only for yours and 1sat connections", async () => {
