@@ -1,6 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
+import { getAddress } from "viem";
 import type { Auth } from "../auth.config.js";
 import { addressOf, BAP_ID_PATTERN } from "../lib/bap.js";
 import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
@@ -55,8 +56,11 @@ export const PAYMENT_PROVIDERS = ["yours", "1sat"] as const;
 const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
 const Address = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{25,35}$/, "must be a Bitcoin address"));
 const EvmAddress = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address"));
-/** A connected wallet's address: Bitcoin, or EVM (checksummed as stored). */
-const WalletAddress = v.union([Address, EvmAddress], "must be a Bitcoin or EVM address");
+/** A connected wallet's address: Bitcoin, or EVM in any case (stored checksummed, EIP-55). */
+const WalletAddress = v.pipe(
+  v.union([Address, EvmAddress], "must be a Bitcoin or EVM address"),
+  v.transform((a) => (a.startsWith("0x") ? getAddress(a.toLowerCase()) : a)),
+);
 const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/i, "must be a wallet name (letters, digits, . _ -; at most 32)"));
 const Pubkey = v.pipe(v.string(), v.check((s: string) => isCompressedPubkey(s), "must be a compressed secp256k1 public key in hex"));
 const BitcoinConnect = v.strictObject({

@@ -101,7 +101,7 @@ const matches = (query: OwnershipQuery) => (nft: Nft) => (query.origin ? nft.ori
 
 /**
  * Whether the wallets of the user's primary BAP identity (in force) hold at least `minCount`
- * NFTs of the origin or collection. Always answered fresh from the indexer's cache rules.
+ * NFTs of the origin or collection, read through the indexer's short cache like GET /api/wallet/nfts.
  */
 export async function verifyOwnership(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, query: OwnershipQuery): Promise<OwnershipAnswer> {
   const identity = await findSelectedIdentity(db, userId);
