@@ -22,6 +22,7 @@ import { subscriptionRoutes, subscriptionStatusRoute, type SubscriptionDeps } fr
 import type { ProfileDeps } from "./routes/profile.js";
 import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
+import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -121,6 +122,11 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.route("/api/user", withDeps(userBapIdRoutes, profiles));
   app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
+  // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
+  // published Sigma client calls it (before the better-auth catch-all below).
+  const wallets = walletRoutes({ auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret });
+  app.route("/api/wallet", wallets);
+  app.route(`${BASE_PATH}/wallet`, wallets);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);

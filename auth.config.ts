@@ -36,6 +36,7 @@ import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
+import { wallet } from "./plugins/wallet/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -238,6 +239,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // The OAuth access-token check for our own routes (server-only; /api/backup uses it).
       oauthBearer(),
       backup(),
+      wallet(),
       registrationPolicy({ development: config.env !== "production" }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
       subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
@@ -251,6 +253,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       agents({
         db: database.db,
         backupMaxBytes: config.backupMaxBytes,
+        ordinals: shared.ordinals,
         approvalPage: url("/agents/approve"),
         dynamicHosts: config.agents.dynamicHosts,
         sharedStorage: Boolean(redis),

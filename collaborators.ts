@@ -4,6 +4,7 @@ import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
+import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
  * The stateful pieces that better-auth's plugins (auth.config.ts) and our own routes (app.ts)
@@ -18,9 +19,11 @@ export interface Collaborators {
   /**
    * Bitcoin-Auth policies, one per family of routes, each with its own replay records: `auth`
    * for the better-auth plugins (key sign-in and sign-up, member-key token requests, agent host
-   * JWTs), `backup` for /api/backup and `profile` for /api/user and /api/bap.
+   * JWTs), `backup` for /api/backup, `profile` for /api/user and /api/bap, `wallet` for /api/wallet.
    */
-  bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy };
+  bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy; wallet: BitcoinAuthPolicy };
+  /** The NFT indexer client (plugins/wallet/ordinals.ts) and so one NFT cache: wallet routes and the agent capability. */
+  ordinals: OrdinalsIndexer;
   /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
   limits: { enabled: boolean; redis?: Redis };
 }
@@ -39,7 +42,8 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
   return {
     jwks: jwksCache(),
     mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
-    bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:") },
+    bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:"), wallet: policy("idp:wallet-auth:") },
+    ordinals: ordinalsIndexer(config),
     limits: { enabled: config.rateLimitEnabled, redis },
   };
 }

@@ -54,6 +54,8 @@ const EnvSchema = v.object({
   DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
+  ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
+  ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
   EMAIL_CHANGE_REAUTH_WINDOW: Seconds(300),
   KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET: Bool,
@@ -113,6 +115,8 @@ export interface Config {
   readonly agents: { readonly dynamicHosts: boolean };
   /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
   readonly outboundAllowPrivate: boolean;
+  /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
+  readonly ordinals: { readonly apiUrl: string; readonly timeoutMs: number };
   /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
   readonly emailChange: { readonly reauthWindow: number };
   /** Keep OAuth access and refresh tokens when a password is reset (default: they are revoked). */
@@ -217,7 +221,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     warnings.push(`AUTH_URL's host ${url.hostname} is an IP address: browsers refuse passkeys there. Use a domain name (http://localhost while developing).`);
   }
   if (e.OUTBOUND_ALLOW_PRIVATE) {
-    warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS and back-channel logout fetches may reach loopback and private addresses (SSRF). Development and tests only.");
+    warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS, back-channel logout and ordinals indexer fetches may reach loopback and private addresses (SSRF). Development and tests only.");
   }
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
@@ -257,6 +261,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+    ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,
     stripe: Object.freeze({

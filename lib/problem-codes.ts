@@ -51,6 +51,16 @@ export const PROBLEM_CODES = defineProblemCodes({
   INVALID_SIGNATURE: { status: 400, detail: "The Stripe-Signature does not match this body, or its timestamp is too old." },
   /** subscription status: the NFT-ownership check failed and nothing verified earlier is at hand. */
   OWNERSHIP_UNAVAILABLE: { status: 503, detail: "NFT ownership could not be checked just now; try again shortly." },
+  /** wallet: no wallet with that address is connected to that identity. */
+  WALLET_NOT_CONNECTED: { status: 404, detail: "No wallet with that address is connected to that identity." },
+  /** wallet: the EVM challenge signature was refused (wrong key, tampered, used or expired challenge). */
+  INVALID_EVM_SIGNATURE: { status: 401, detail: "The EVM signature was refused; ask for a new challenge (POST /api/wallet/connect/challenge) and sign it." },
+  /** The identity is suspended until its owner confirms it (plugins/bap-identity/mailbox-proof.ts). */
+  IDENTITY_SUSPENDED: { status: 403, detail: "Confirm this identity on your account page first." },
+  /** wallet: the wallet is connected to that identity on another account. */
+  WALLET_TAKEN: { status: 409, detail: "This wallet is connected to that identity on another account." },
+  /** wallet: set-payment on a wallet whose provider cannot receive payments (only yours and 1sat). */
+  PAYMENT_PROVIDER_NOT_SUPPORTED: { status: 400, detail: "Only yours and 1sat wallets can receive payments." },
 });
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

@@ -759,6 +759,39 @@ describe("our JSON routes", () => {
     await sweep(cases);
   });
 
+  it("/api/wallet/* and /api/auth/wallet/*", async () => {
+    const cases: [string, string, Req, Kind][] = [];
+    const walletBodies = [
+      ...jsonBodies,
+      JSON.stringify({ bapId, authToken: 1, provider: [] }),
+      JSON.stringify({ bapId, authToken: "a|b|c|d|e", provider: "yours" }),
+      JSON.stringify({ bapId, authToken: "x".repeat(5000), provider: "yours" }),
+      JSON.stringify({ bapId, provider: "metamask", connectionMethod: "evm", address: "0x" + "1".repeat(40), message: "\ud800", signature: "0x" + "ab".repeat(65) }),
+      JSON.stringify({ bapId, walletAddress: {}, depositAddress: 1 }),
+      JSON.stringify({ origin: 1, collection: [], minCount: "2" }),
+      JSON.stringify({ origin: "a".repeat(64) + "_0", minCount: 1e308 }),
+      JSON.stringify({ collection: "x", minCount: -1 }),
+    ];
+    // An OAuth access token is no session here (spec, per-route authentication): a 401 problem like none.
+    const auths: Record<string, string>[] = [{}, { cookie: person.cookie }, { authorization: `Bearer ${accessToken}` }];
+    for (const base of ["/api/wallet", "/api/auth/wallet"]) {
+      for (const auth of auths) {
+        const who = JSON.stringify(auth).slice(0, 40);
+        for (const route of ["/connect", "/connect/challenge", "/set-primary", "/set-payment", "/verify-ownership"]) {
+          for (const body of walletBodies) cases.push([`POST ${base}${route} ${who} ${body.slice(0, 50)}`, base + route, { headers: { ...JSON_TYPE, ...auth }, body, method: "POST" }, "problem"]);
+          cases.push([`POST ${base}${route} ${who} text/plain`, base + route, { headers: { "content-type": "text/plain", ...auth }, body: "{}" }, "problem"]);
+        }
+        for (const q of ["", "?bapId=", "?bapId=%zz", "?bapId=a&bapId=b", `?bapId=${bapId}`, `?bapId=${bapId}&address=%00`, `?bapId=${bapId}&address=${"x".repeat(5000)}`, "?refresh=yes", "?bapId[]=x"]) {
+          for (const route of ["/connect", "/address", "/nfts"]) cases.push([`GET ${base}${route}${q.slice(0, 40)} ${who}`, `${base}${route}${q}`, { headers: auth }, "problem"]);
+          cases.push([`DELETE ${base}/connect${q.slice(0, 40)} ${who}`, `${base}/connect${q}`, { method: "DELETE", headers: auth }, "problem"]);
+        }
+      }
+      cases.push([`POST ${base}/connect cross-site`, `${base}/connect`, { method: "POST", headers: { ...JSON_TYPE, cookie: person.cookie, origin: "https://evil.example.com" }, body: "{}" }, "problem"]);
+    }
+    cases.push(["GET /api/wallet/unknown", "/api/wallet/unknown", { headers: { cookie: person.cookie } }, "problem"]);
+    await sweep(cases);
+  }, 60_000);
+
   it("agent-auth endpoints with forged JWTs and wrong types", async () => {
     const cases: [string, string, Req, Kind][] = [];
     const posts = ["/api/auth/agent/register", "/api/auth/capability/execute", "/api/auth/capability/batch-execute", "/api/auth/agent/request-capability", "/api/auth/agent/introspect", "/api/auth/agent/status", "/api/auth/agent/revoke", "/api/auth/agent/rotate-key", "/api/auth/agent/device/code", "/api/auth/agent/ciba/authorize", "/api/auth/agent/approve-capability", "/api/auth/agent/claim", "/api/auth/host/enroll", "/api/auth/host/create", "/api/auth/agent/reactivate"];

@@ -5,19 +5,23 @@ import { problem, ProblemError } from "../../lib/errors.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { backupStatus, pushBackup, PushBackupInput, type BackupCaller } from "../backup/service.js";
 import { listRegistrations } from "../bap-identity/registrations.js";
+import type { OrdinalsIndexer } from "../wallet/ordinals.js";
+import { OwnershipQuery, verifyOwnership } from "../wallet/ownership.js";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
 /**
  * What agents may do here (Agent Auth Protocol §4): each capability has a JSON Schema for
  * its `arguments`, and runs through the same functions as the REST route that does the same
  * thing for a session or an OAuth token (plugins/backup/service.ts, plugins/bap-identity/
- * registrations.ts), so an agent can never do more, or other, than those routes allow.
+ * registrations.ts, plugins/wallet/ownership.ts), so an agent can never do more, or other, than those routes allow.
  */
 
 export interface CapabilityDeps {
   db: Kysely<any>;
   /** Largest `encryptedBackup` accepted (BACKUP_MAX_BYTES), as for POST /api/backup. */
   backupMaxBytes: number;
+  /** The NFT indexer client, as for POST /api/wallet/verify-ownership. */
+  ordinals: OrdinalsIndexer;
 }
 
 /** Who the agent acts for, as agent-auth resolved it from a verified agent JWT. */
@@ -65,7 +69,8 @@ export function capabilityDefinitions({ backupMaxBytes }: Pick<CapabilityDeps, "
     },
     {
       name: "nft.verify_ownership",
-      description: "Check whether your connected wallets hold NFTs of an origin or collection. Not available yet: this service has no wallet connections to check, and answers 501.",
+      description:
+        "Check whether the wallets connected to your primary BAP identity hold at least minCount NFTs of an origin or collection. When the NFT indexer cannot answer for a wallet, the answer says so (incomplete: true, failedWallets) instead of a plain no.",
       input: {
         type: "object",
         properties: {
@@ -76,6 +81,11 @@ export function capabilityDefinitions({ backupMaxBytes }: Pick<CapabilityDeps, "
         oneOf: [{ required: ["origin"] }, { required: ["collection"] }],
         additionalProperties: false,
       },
+      output: {
+        type: "object",
+        description: "As POST /api/wallet/verify-ownership answers it",
+        properties: { owns: { type: "boolean" }, count: { type: "integer" }, incomplete: { type: "boolean" }, failedWallets: { type: "array", items: { type: "string" } }, nfts: { type: "array", items: { type: "object" } } },
+      },
     },
   ];
 }
@@ -84,14 +94,6 @@ export type CapabilityName = "profile.read" | "backup.status" | "backup.push" | 
 
 const NoArguments = v.strictObject({});
 const PushArguments = v.strictObject(PushBackupInput.entries);
-const VerifyOwnershipArguments = v.pipe(
-  v.strictObject({
-    origin: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}_\d+$/, "must be an outpoint txid_vout"))),
-    collection: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
-    minCount: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1),
-  }),
-  v.check((a) => Boolean(a.origin) !== Boolean(a.collection), "give exactly one of origin or collection"),
-);
 
 /** Arguments checked at the edge, like a REST body: 400 with the JSON pointer of each bad member. */
 function argumentsOf<S extends v.GenericSchema>(schema: S, input: Record<string, unknown> | undefined): v.InferOutput<S> {
@@ -126,10 +128,7 @@ export async function executeCapability(deps: CapabilityDeps, capability: string
         return await pushBackup(deps.db, caller, input);
       }
       case "nft.verify_ownership":
-        argumentsOf(VerifyOwnershipArguments, args);
-        // Honest answer: wallet connections (spec, /api/wallet/*) do not exist in this service
-        // yet, so there is nothing to check ownership against. A "false" would be a lie.
-        throw agentError(501, CODES.NOT_AVAILABLE, "NFT ownership checks are not available yet: this service has no wallet connections to check.");
+        return await verifyOwnership(deps.db, deps.ordinals, actor.userId, argumentsOf(OwnershipQuery, args));
     }
   } catch (err) {
     throw asAgentError(err);

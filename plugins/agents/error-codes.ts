@@ -11,8 +11,6 @@ export const AGENT_ERROR_CODES = {
   OWNER_REQUIRED: { code: "owner_required", message: "This agent acts for no account yet: have a person claim it first." },
   /** The capability's arguments do not match its input schema. */
   INVALID_ARGUMENTS: { code: "invalid_arguments", message: "The arguments are invalid." },
-  /** The capability exists but this service cannot answer it yet. */
-  NOT_AVAILABLE: { code: "not_available", message: "This capability is not available yet." },
   /** A capability refused by our own routes' rules (a problem without a code of its own). */
   REQUEST_FAILED: { code: "request_failed", message: "The request could not be completed." },
   /** No pending approval request has that user code. */

@@ -1,0 +1,379 @@
+import { PrivateKey } from "@bsv/sdk";
+import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
+import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
+import { startIndexer, txo } from "./helpers/ordinals.js";
+import { fullCodeFlow, signUp } from "./helpers/oauth.js";
+import { startTestServer, type TestServer } from "./helpers/server.js";
+
+const CONNECT = "/api/wallet/connect";
+type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
+
+let server: TestServer;
+let indexer: Awaited<ReturnType<typeof startIndexer>>;
+beforeAll(async () => {
+  indexer = await startIndexer();
+  server = await startTestServer({ ORDINALS_API_URL: indexer.url, ORDINALS_API_TIMEOUT: "300", OUTBOUND_ALLOW_PRIVATE: "true" });
+});
+afterAll(async () => {
+  await server?.close();
+  await indexer?.close();
+});
+
+/** A wallet key of its own: what Yours or 1Sat would hold, and the address its ordinals sit at. */
+function newWallet() {
+  const key = PrivateKey.fromRandom();
+  return { key, pubkey: key.toPublicKey().toString(), address: key.toPublicKey().toAddress() as string };
+}
+type Wallet = ReturnType<typeof newWallet>;
+
+/** The token a wallet produces for a connection: it signs the connect path, no body. */
+const walletToken = (w: Wallet, opts: { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string } = {}) =>
+  signRequest(w.key, opts.path ?? CONNECT, undefined, { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
+
+/** A signed-in person with one registered BAP identity. */
+async function personWithIdentity() {
+  const person = await signUp(server);
+  const id = newIdentity();
+  expect((await registerIdentity(server, person.cookie, id)).status).toBe(201);
+  return { ...person, id };
+}
+type Person = Awaited<ReturnType<typeof personWithIdentity>>;
+
+function connect(person: { cookie: string }, id: TestIdentity, token: string, provider = "yours", extra: Record<string, unknown> = {}) {
+  return server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: token, provider, ...extra } });
+}
+
+async function connected(person: Person, provider = "yours", w = newWallet()) {
+  const res = await connect(person, person.id, walletToken(w), provider);
+  expect(res.status).toBe(200);
+  return w;
+}
+
+const problem = (res: { status: number; headers: Headers; json: any }, status: number, code?: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  expect(res.json).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+  if (code) expect(res.json.code).toBe(code);
+};
+
+describe("wallet connections", () => {
+  it("connects wallets proven by BSM and BRC-77 tokens, lists them, and keeps one primary", async () => {
+    const person = await personWithIdentity();
+    const a = newWallet();
+    const first = await connect(person, person.id, walletToken(a, { scheme: "bsm" }), "yours", { paymentAddress: newWallet().address });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("cache-control")).toBe("no-store");
+    expect(first.json).toEqual({
+      success: true,
+      walletAddress: a.address,
+      pubkey: a.pubkey,
+      provider: "yours",
+      connectionMethod: "bitcoin-auth",
+      connectedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      bapId: person.id.bapId,
+      isPrimary: true,
+    });
+    const b = newWallet();
+    const second = await connect(person, person.id, walletToken(b, { scheme: "brc77" }), "1sat");
+    expect(second.status).toBe(200);
+    expect(second.json).toMatchObject({ walletAddress: b.address, provider: "1sat", isPrimary: false });
+
+    const list = await server.api(CONNECT, { cookie: person.cookie });
+    expect(list.status).toBe(200);
+    expect(list.json.wallets.map((w: any) => [w.address, w.provider, w.isPrimary])).toEqual([
+      [a.address, "yours", true],
+      [b.address, "1sat", false],
+    ]);
+    expect(list.json.wallets[0]).toMatchObject({ bapId: person.id.bapId, pubkey: a.pubkey, connectionMethod: "bitcoin-auth", isPayment: false, lastVerified: expect.any(String) });
+    const byId = await server.api(`${CONNECT}?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(byId.json.wallets).toHaveLength(2);
+
+    const primary = await server.api("/api/wallet/set-primary", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: b.address } });
+    expect(primary.status).toBe(200);
+    expect(primary.json).toEqual({ success: true, bapId: person.id.bapId, primaryAddress: b.address });
+    const address = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(address.status).toBe(200);
+    expect(address.json).toMatchObject({ bapId: person.id.bapId, primaryAddress: b.address, paymentAddress: null, paymentProvider: null });
+    expect(address.json.wallets).toHaveLength(2);
+
+    // Removing the primary wallet removes the association only; the other one takes its place.
+    const removed = await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${b.address}`, { method: "DELETE", cookie: person.cookie });
+    expect(removed.status).toBe(200);
+    expect(removed.json).toMatchObject({ success: true, walletAddress: b.address });
+    const after = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(after.json.primaryAddress).toBe(a.address);
+    problem(await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${b.address}`, { method: "DELETE", cookie: person.cookie }), 404, "WALLET_NOT_CONNECTED");
+  });
+
+  it("refuses forged, stale, wrong-path, malformed and replayed tokens", async () => {
+    const person = await personWithIdentity();
+    const w = newWallet();
+    // Forged: another key's signature under this wallet's pubkey.
+    const other = walletToken(newWallet()).split("|");
+    const forged = [w.pubkey, ...other.slice(1)].join("|");
+    problem(await connect(person, person.id, forged), 401, "INVALID_AUTH_TOKEN");
+    const stale = walletToken(w, { timestamp: new Date(Date.now() - 10 * 60_000).toISOString() });
+    problem(await connect(person, person.id, stale), 401, "INVALID_AUTH_TOKEN");
+    problem(await connect(person, person.id, walletToken(w, { path: "/api/auth/sign-in/sigma" })), 401, "INVALID_AUTH_TOKEN");
+    problem(await connect(person, person.id, "not|a|token"), 401, "INVALID_AUTH_TOKEN");
+    const token = walletToken(w);
+    expect((await connect(person, person.id, token)).status).toBe(200);
+    problem(await connect(person, person.id, token), 401, "INVALID_AUTH_TOKEN");
+    // Nothing was recorded by the refused attempts beyond the one good connection.
+    expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toHaveLength(1);
+  });
+
+  it("refuses another person's identity, callers without a session, bad bodies and cross-site posts", async () => {
+    const owner = await personWithIdentity();
+    const intruder = await personWithIdentity();
+    const w = newWallet();
+    problem(await connect(intruder, owner.id, walletToken(w)), 404);
+    problem(await server.api(CONNECT, { body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } }), 401);
+    problem(await server.api(CONNECT), 401);
+    problem(await server.api("/api/wallet/nfts"), 401);
+    problem(await server.api(`/api/wallet/address?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
+    problem(await server.api(`${CONNECT}?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
+    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, provider: "yours" } }), 400);
+    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "bad name!" } }), 400);
+    const crossSite = await server.api(CONNECT, { cookie: owner.cookie, headers: { origin: "https://evil.example" }, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } });
+    problem(crossSite, 403);
+    // The intruder's own connection of the same wallet key stays theirs; the owner's list is untouched.
+    expect((await connect(intruder, intruder.id, walletToken(w))).status).toBe(200);
+    expect((await server.api(CONNECT, { cookie: owner.cookie })).json.wallets).toEqual([]);
+    problem(await server.api(`${CONNECT}?bapId=${intruder.id.bapId}&address=${w.address}`, { method: "DELETE", cookie: owner.cookie }), 404);
+  });
+
+  it("takes a session only: an OAuth access token of the same person is no substitute", async () => {
+    const { person, tokens } = await fullCodeFlow(server, { scope: "openid profile" });
+    const accessToken = tokens.json.access_token as string;
+    expect(accessToken).toBeTruthy();
+    const bearer = { authorization: `Bearer ${accessToken}` };
+    problem(await server.api(CONNECT, { headers: bearer }), 401);
+    problem(await server.api("/api/wallet/nfts", { headers: bearer }), 401);
+    problem(await server.api("/api/auth/wallet/connect", { headers: bearer }), 401);
+    problem(await server.api("/api/wallet/verify-ownership", { headers: bearer, body: { collection: "x" } }), 401);
+    // The same person's session is.
+    expect((await server.api(CONNECT, { cookie: person.cookie })).status).toBe(200);
+  });
+
+  it("sets a payment wallet only for yours and 1sat connections", async () => {
+    const person = await personWithIdentity();
+    const yours = await connected(person, "yours");
+    const handcash = await connected(person, "handcash");
+    const deposit = newWallet().address;
+    const set = await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: yours.address, depositAddress: deposit } });
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({ success: true, paymentAddress: deposit, paymentProvider: "yours", walletAddress: yours.address });
+    problem(await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: handcash.address } }), 400, "PAYMENT_PROVIDER_NOT_SUPPORTED");
+    problem(await server.api("/api/wallet/set-payment", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: newWallet().address } }), 404, "WALLET_NOT_CONNECTED");
+    const address = await server.api(`/api/wallet/address?bapId=${person.id.bapId}`, { cookie: person.cookie });
+    expect(address.json).toMatchObject({ primaryAddress: yours.address, paymentAddress: deposit, paymentProvider: "yours" });
+  });
+});
+
+describe("EVM connections", () => {
+  const challenge = (person: Person, bapId = person.id.bapId) => server.api(`${CONNECT}/challenge`, { cookie: person.cookie, body: { bapId } });
+  const evmConnect = (person: Person, body: Record<string, unknown>) => server.api(CONNECT, { cookie: person.cookie, body: { bapId: person.id.bapId, provider: "metamask", connectionMethod: "evm", ...body } });
+
+  it("connects an EVM account that signed our challenge, once, and keeps it out of the ordinals lookups", async () => {
+    const person = await personWithIdentity();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const issued = await challenge(person);
+    expect(issued.status).toBe(200);
+    expect(issued.json).toMatchObject({ nonce: expect.any(String), message: expect.stringContaining(person.id.bapId), expiresAt: expect.any(String) });
+    const signature = await account.signMessage({ message: issued.json.message });
+    const res = await evmConnect(person, { address: account.address.toLowerCase(), message: issued.json.message, signature });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ success: true, walletAddress: account.address, connectionMethod: "evm", provider: "metamask", pubkey: expect.stringMatching(/^0x04[0-9a-f]{128}$/) });
+    // Single use.
+    problem(await evmConnect(person, { address: account.address, message: issued.json.message, signature }), 401, "INVALID_EVM_SIGNATURE");
+    // An EVM account holds no 1Sat ordinals: the indexer is not asked about it.
+    expect((await server.api("/api/wallet/nfts", { cookie: person.cookie })).json).toMatchObject({ addresses: [], totalNFTs: 0, incomplete: false });
+    expect(indexer.hits(account.address)).toBe(0);
+    // Addressed in any case, as EVM addresses often are.
+    const removed = await server.api(`${CONNECT}?bapId=${person.id.bapId}&address=${account.address.toLowerCase()}`, { method: "DELETE", cookie: person.cookie });
+    expect(removed.status).toBe(200);
+  });
+
+  it("refuses another key's signature, a tampered message and another person's challenge", async () => {
+    const person = await personWithIdentity();
+    const other = await personWithIdentity();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const { message } = (await challenge(person)).json;
+    const wrongKey = await privateKeyToAccount(generatePrivateKey()).signMessage({ message });
+    problem(await evmConnect(person, { address: account.address, message, signature: wrongKey }), 401, "INVALID_EVM_SIGNATURE");
+    const tampered = message.replace(person.id.bapId, other.id.bapId);
+    problem(await evmConnect(person, { address: account.address, message: tampered, signature: await account.signMessage({ message: tampered }) }), 401, "INVALID_EVM_SIGNATURE");
+    // A challenge issued to one person is no use to another, even for their own identity.
+    const theirs = (await challenge(other)).json.message;
+    problem(await evmConnect(person, { bapId: other.id.bapId, address: account.address, message: theirs, signature: await account.signMessage({ message: theirs }) }), 404);
+    const mine = { address: account.address, message: theirs, signature: await account.signMessage({ message: theirs }) };
+    problem(await evmConnect(person, mine), 401, "INVALID_EVM_SIGNATURE");
+    problem(await challenge(person, other.id.bapId), 404);
+    problem(await evmConnect(person, { address: "0x1234", message, signature: "0x00" }), 400);
+  });
+});
+
+describe("NFTs", () => {
+  it("lists each wallet's NFTs (first 100 entries), caches them, and refreshes on request", async () => {
+    const person = await personWithIdentity();
+    const a = await connected(person);
+    const b = await connected(person, "1sat");
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address), txo(a.address), txo(a.address, { withOrigin: false })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address)] });
+    const res = await server.api("/api/wallet/nfts", { cookie: person.cookie });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.json).toMatchObject({ totalNFTs: 3, addresses: [a.address, b.address], incomplete: false, failedWallets: [], limitPerAddress: 100 });
+    expect(res.json.wallets.map((w: any) => [w.address, w.count])).toEqual([
+      [a.address, 2],
+      [b.address, 1],
+    ]);
+    expect(res.json.nfts[0]).toMatchObject({ txid: expect.stringMatching(/^[0-9a-f]{64}$/), vout: 0, satoshis: 1, owner: a.address, idx: 12, origin: { outpoint: expect.any(String), data: { insc: expect.any(Object) } } });
+    expect(indexer.queries.at(-1)?.get("limit")).toBe("100");
+    const hits = indexer.hits(a.address);
+    expect((await server.api("/api/wallet/nfts", { cookie: person.cookie })).json.totalNFTs).toBe(3);
+    expect(indexer.hits(a.address)).toBe(hits);
+    indexer.script(a.address, { kind: "ok", txos: [] });
+    const fresh = await server.api("/api/wallet/nfts?refresh=true", { cookie: person.cookie });
+    expect(indexer.hits(a.address)).toBe(hits + 1);
+    expect(fresh.json.totalNFTs).toBe(1);
+  });
+
+  it("says which wallets failed instead of answering none: error status, wrong shape, timeout; retries transient failures", async () => {
+    const person = await personWithIdentity();
+    const down = await connected(person);
+    const garbled = await connected(person);
+    const slow = await connected(person);
+    const flaky = await connected(person);
+    indexer.script(down.address, { kind: "status", status: 500 });
+    indexer.script(garbled.address, { kind: "garbage" });
+    indexer.script(slow.address, { kind: "slow", ms: 1500 });
+    indexer.script(flaky.address, { kind: "flaky", failures: 1, txos: [txo(flaky.address)] });
+    const started = Date.now();
+    const res = await server.api("/api/wallet/nfts", { cookie: person.cookie });
+    expect(res.status).toBe(200);
+    expect(res.json.incomplete).toBe(true);
+    expect(res.json.failedWallets.sort()).toEqual([down.address, garbled.address, slow.address].sort());
+    const byAddress = Object.fromEntries(res.json.wallets.map((w: any) => [w.address, w]));
+    expect(byAddress[down.address]).toMatchObject({ count: 0, error: expect.stringMatching(/500/) });
+    expect(byAddress[garbled.address].error).toMatch(/unexpected shape/);
+    expect(byAddress[slow.address].error).toMatch(/no answer within 300 ms/);
+    expect(byAddress[flaky.address]).toMatchObject({ count: 1 });
+    expect(byAddress[flaky.address].error).toBeUndefined();
+    // Bounded retries: a first attempt and two more for a 5xx or a timeout; none for a bad body.
+    expect(indexer.hits(down.address)).toBe(3);
+    expect(indexer.hits(slow.address)).toBe(3);
+    expect(indexer.hits(garbled.address)).toBe(1);
+    expect(indexer.hits(flaky.address)).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("ownership", () => {
+  const origin = `${"ab".repeat(32)}_0`;
+
+  it("counts an origin or a collection against minCount on the primary identity's wallets", async () => {
+    const person = await personWithIdentity();
+    const a = await connected(person);
+    const b = await connected(person);
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address, { origin }), txo(a.address, { collectionId: "col-1" })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address, { collectionId: "col-1" }), txo(b.address)] });
+    const verify = (body: unknown) => server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body });
+
+    const byOrigin = await verify({ origin });
+    expect(byOrigin.status).toBe(200);
+    expect(byOrigin.json).toMatchObject({ owns: true, count: 1, minCount: 1, bapId: person.id.bapId, incomplete: false, failedWallets: [] });
+    expect(byOrigin.json.nfts[0].origin.outpoint).toBe(origin);
+    expect((await verify({ collection: "col-1", minCount: 2 })).json).toMatchObject({ owns: true, count: 2 });
+    expect((await verify({ collection: "col-1", minCount: 3 })).json).toMatchObject({ owns: false, count: 2, incomplete: false });
+    expect((await verify({ collection: "col-2" })).json).toMatchObject({ owns: false, count: 0, nfts: [] });
+    problem(await verify({ origin, collection: "col-1" }), 400);
+    problem(await verify({}), 400);
+    problem(await verify({ origin, minCount: 0 }), 400);
+    problem(await verify({ origin: "not-an-outpoint" }), 400);
+  });
+
+  it("answers an incomplete negative when a wallet could not be checked, and a definite one without wallets", async () => {
+    const person = await personWithIdentity();
+    const none = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(none.json).toMatchObject({ owns: false, count: 0, incomplete: false, message: expect.stringMatching(/No wallet/) });
+    const a = await connected(person);
+    const b = await connected(person);
+    indexer.script(a.address, { kind: "ok", txos: [] });
+    indexer.script(b.address, { kind: "status", status: 502 });
+    const res = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ owns: false, count: 0, incomplete: true, failedWallets: [b.address], message: expect.stringMatching(/could be checked/) });
+  });
+});
+
+describe("the published Sigma client", () => {
+  it("connects, lists, sets primary, lists NFTs, verifies ownership and disconnects under /api/auth/wallet", async () => {
+    const person = await personWithIdentity();
+    // The library is built against its own copy of better-fetch's types; at run time it is the same client.
+    const plugin = sigmaClient() as unknown as BetterAuthClientPlugin;
+    const client = createAuthClient({ baseURL: server.url, plugins: [plugin], fetchOptions: { headers: { cookie: person.cookie } } }) as unknown as SigmaActions;
+    const a = newWallet();
+    const b = newWallet();
+    const origin = `${"cd".repeat(32)}_1`;
+    indexer.script(a.address, { kind: "ok", txos: [txo(a.address, { origin })] });
+    indexer.script(b.address, { kind: "ok", txos: [txo(b.address)] });
+
+    const first = await client.wallet.connect(person.id.bapId, walletToken(a));
+    expect(first).toMatchObject({ success: true, walletAddress: a.address, pubkey: a.pubkey });
+    // better-fetch turns ISO timestamps into Dates on the way in.
+    expect(Number.isNaN(new Date(first.connectedAt).getTime())).toBe(false);
+    await client.wallet.connect(person.id.bapId, walletToken(b, { scheme: "brc77" }), "1sat");
+    const listed = await client.wallet.getConnected(person.id.bapId);
+    expect(listed.wallets.map((w) => [w.address, w.provider, w.isPrimary])).toEqual([
+      [a.address, "yours", true],
+      [b.address, "1sat", false],
+    ]);
+    expect(listed.wallets[0]).toMatchObject({ connectionMethod: "bitcoin-auth", connectedAt: expect.anything(), lastVerified: expect.anything() });
+    expect((await client.wallet.getConnected()).wallets).toHaveLength(2);
+    expect(await client.wallet.setPrimary(person.id.bapId, b.address)).toMatchObject({ success: true, primaryAddress: b.address });
+
+    const nfts = await client.nft.list();
+    expect(nfts).toMatchObject({ totalNFTs: 2, addresses: expect.arrayContaining([a.address, b.address]) });
+    expect(nfts.wallets.map((w) => w.count).sort()).toEqual([1, 1]);
+    expect((await client.nft.list(true)).totalNFTs).toBe(2);
+    expect(await client.nft.verifyOwnership({ origin })).toMatchObject({ owns: true, count: 1 });
+    expect(await client.nft.verifyOwnership({ origin, minCount: 2 })).toMatchObject({ owns: false, count: 1 });
+
+    expect(await client.wallet.disconnect(person.id.bapId, a.address)).toMatchObject({ success: true, walletAddress: a.address });
+    expect((await client.wallet.getConnected(person.id.bapId)).wallets.map((w) => w.address)).toEqual([b.address]);
+    // A replayed token through the client is refused like any other.
+    await expect(client.wallet.connect(person.id.bapId, "x|bsm|y|z|w")).rejects.toThrow();
+  });
+});
+
+describe("the agent capability nft.verify_ownership", () => {
+  it("runs the same check as the route, for the agent's owner", async () => {
+    const { agentKit } = await import("./helpers/agents.js");
+    const kit = agentKit(() => server);
+    const person = await personWithIdentity();
+    const w = await connected(person);
+    const down = await connected(person);
+    const origin = `${"ef".repeat(32)}_2`;
+    indexer.script(w.address, { kind: "ok", txos: [txo(w.address, { origin }), txo(w.address, { collectionId: "club" })] });
+    indexer.script(down.address, { kind: "status", status: 503 });
+    const host = await kit.enrolledHost(person.cookie);
+    const agent = await kit.approvedAgent(person.cookie, host, ["nft.verify_ownership"]);
+    const execute = async (args: Record<string, unknown>) => kit.bearer("/api/auth/capability/execute", await kit.agentJwt(agent), { capability: "nft.verify_ownership", arguments: args });
+
+    const owned = await execute({ origin });
+    expect(owned.status).toBe(200);
+    const viaRoute = await server.api("/api/wallet/verify-ownership", { cookie: person.cookie, body: { origin } });
+    expect(owned.json.data).toMatchObject({ owns: true, count: 1, incomplete: true, failedWallets: [down.address] });
+    expect(viaRoute.json).toMatchObject({ owns: true, count: 1, incomplete: true, failedWallets: [down.address] });
+    const notEnough = await execute({ collection: "club", minCount: 2 });
+    expect(notEnough.json.data).toMatchObject({ owns: false, count: 1, incomplete: true, message: expect.any(String) });
+    const bad = await execute({ minCount: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toBe("invalid_arguments");
+  });
+});
