@@ -196,3 +196,46 @@ export function asDate(value: unknown): Date {
 export function asBool(value: unknown): boolean {
   return value === true || value === 1 || value === "1" || value === "true";
 }
+
+/** How a store reads one column; `?` reads an absent or null value as null. */
+export type Column = "text" | "text?" | "bool" | "date" | "date?" | "int" | "int?";
+
+/** The column kind a field of type `V` needs (a field of another type does not compile). */
+type ColumnFor<V> = [V] extends [boolean]
+  ? "bool"
+  : [V] extends [Date]
+    ? "date"
+    : [V] extends [Date | null]
+      ? "date?"
+      : [V] extends [number]
+        ? "int"
+        : [V] extends [number | null]
+          ? "int?"
+          : [V] extends [string]
+            ? "text"
+            : [V] extends [string | null]
+              ? "text?"
+              : never;
+
+/**
+ * A store's row type read from a database row: each listed column as its kind (booleans and
+ * dates as SQLite stores them, bigints as PostgreSQL returns them), and nothing else, so a
+ * column added to a table never rides along into an answer. The list must name every field of
+ * `T` with the kind its type needs, or it does not compile.
+ */
+export function rowReader<T>(columns: { [K in keyof T]-?: ColumnFor<T[K]> }): (row: Record<string, any>) => T {
+  const entries = Object.entries(columns) as [string, Column][];
+  return (row) => {
+    const out: Record<string, unknown> = {};
+    for (const [name, kind] of entries) out[name] = readColumn(row[name], kind);
+    return out as T;
+  };
+}
+
+function readColumn(value: unknown, kind: Column): unknown {
+  if (value == null) return kind.endsWith("?") ? null : value;
+  if (kind === "bool") return asBool(value);
+  if (kind === "date" || kind === "date?") return asDate(value);
+  if (kind === "int" || kind === "int?") return Number(value);
+  return value;
+}

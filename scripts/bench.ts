@@ -29,6 +29,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { parseJsonOrNull } from "../lib/json.js";
 
 const SELF = fileURLToPath(import.meta.url);
 /** The V8 flags `npm start` runs the server with (package.json "start"); --server-node-flags overrides. */
@@ -145,13 +146,7 @@ async function call(base: string, path: string, init: { method?: string; body?: 
   }
   const res = await fetch(base + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" });
   const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  return { status: res.status, headers: res.headers, json, text };
+  return { status: res.status, headers: res.headers, json: parseJsonOrNull(text) as any, text };
 }
 
 function must(cond: unknown, what: string, res?: { status: number; text: string }): asserts cond {

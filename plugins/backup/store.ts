@@ -67,43 +67,31 @@ interface BackupWrite {
  * previous backup as it was. The replaced ciphertext moves to `previousBackup` in the same
  * statement (SET expressions read the row as it was before the update, in both databases).
  */
-export async function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
-  const now = new Date();
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto("bapBackup")
-      .values({ id: randomUUID(), bapId: input.bapId, userId: input.userId, backup: input.backup, generation: 1, lastUpdated: now, createdAt: now })
-      .onConflict((oc) =>
-        oc.column("bapId").doUpdateSet({
-          backup: sql.ref("excluded.backup"),
-          previousBackup: keepReplaced,
-          userId: sql.ref("excluded.userId"),
-          lastUpdated: sql.ref("excluded.lastUpdated"),
-          generation: sql`${sql.ref("bapBackup.generation")} + 1`,
-        }),
-      )
-      .returning("generation")
-      .executeTakeFirstOrThrow();
-    return Number(row.generation);
-  });
+export function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+  return upsertBackup(db, input, { firstGeneration: 1, bumpGeneration: true });
 }
 
 /**
  * POST /api/backup/sync: the same upsert without touching `generation` (a new record starts
  * at 0: it has never been written through POST /api/backup).
  */
-export async function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+export function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+  return upsertBackup(db, input, { firstGeneration: 0, bumpGeneration: false });
+}
+
+async function upsertBackup(db: Kysely<any>, input: BackupWrite, { firstGeneration, bumpGeneration }: { firstGeneration: number; bumpGeneration: boolean }): Promise<number> {
   const now = new Date();
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto("bapBackup")
-      .values({ id: randomUUID(), bapId: input.bapId, userId: input.userId, backup: input.backup, generation: 0, lastUpdated: now, createdAt: now })
+      .values({ id: randomUUID(), bapId: input.bapId, userId: input.userId, backup: input.backup, generation: firstGeneration, lastUpdated: now, createdAt: now })
       .onConflict((oc) =>
         oc.column("bapId").doUpdateSet({
           backup: sql.ref("excluded.backup"),
           previousBackup: keepReplaced,
           userId: sql.ref("excluded.userId"),
           lastUpdated: sql.ref("excluded.lastUpdated"),
+          ...(bumpGeneration ? { generation: sql`${sql.ref("bapBackup.generation")} + 1` } : {}),
         }),
       )
       .returning("generation")

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { rowReader } from "../../lib/db.js";
 import { setPublishedIdentity } from "./store.js";
 
 /**
@@ -34,24 +34,9 @@ export interface BapPublication {
   createdAt: Date;
 }
 
-type Row = Record<string, any>;
 
-function toDraft(row: Row): ProfileDraft {
-  return { id: row.id, bapId: row.bapId, userId: row.userId, profile: row.profile, createdAt: asDate(row.createdAt), updatedAt: asDate(row.updatedAt) };
-}
-
-function toPublication(row: Row): BapPublication {
-  return {
-    id: row.id,
-    bapId: row.bapId,
-    userId: row.userId,
-    txid: row.txid,
-    profile: row.profile,
-    kind: row.kind ?? null,
-    fundedBy: row.fundedBy ?? null,
-    createdAt: asDate(row.createdAt),
-  };
-}
+const toDraft = rowReader<ProfileDraft>({ id: "text", bapId: "text", userId: "text", profile: "text", createdAt: "date", updatedAt: "date" });
+const toPublication = rowReader<BapPublication>({ id: "text", bapId: "text", userId: "text", txid: "text", profile: "text", kind: "text?", fundedBy: "text?", createdAt: "date" });
 
 export async function findDraft(db: Kysely<any>, bapId: string): Promise<ProfileDraft | null> {
   const row = await db.selectFrom("bapProfileDraft").selectAll().where("bapId", "=", bapId).executeTakeFirst();

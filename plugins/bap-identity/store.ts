@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, SelectQueryBuilder } from "kysely";
-import { asBool, asDate } from "../../lib/db.js";
+import { rowReader } from "../../lib/db.js";
 import { canRemoveOneBapIdentity, type SignInMethodsContext } from "../social/sign-in-methods.js";
 import { isSuspended } from "./registrations.js";
 
@@ -34,24 +34,7 @@ export interface BapIdentity {
 
 type Row = Record<string, any>;
 
-function toIdentity(row: Row): BapIdentity {
-  return {
-    id: row.id,
-    userId: row.userId,
-    bapId: row.bapId,
-    rootAddress: row.rootAddress,
-    currentAddress: row.currentAddress ?? null,
-    memberPubkey: row.memberPubkey ?? null,
-    identity: row.identity ?? null,
-    isPrimary: asBool(row.isPrimary),
-    name: row.name ?? null,
-    counter: row.counter ?? null,
-    accountPubkey: row.accountPubkey ?? null,
-    suspendedAt: isSuspended(row) ? asDate(row.suspendedAt) : null,
-    createdAt: asDate(row.createdAt),
-    updatedAt: asDate(row.updatedAt),
-  };
-}
+const toIdentity = rowReader<BapIdentity>({ id: "text", userId: "text", bapId: "text", rootAddress: "text", currentAddress: "text?", memberPubkey: "text?", identity: "text?", isPrimary: "bool", name: "text?", counter: "int?", accountPubkey: "text?", suspendedAt: "date?", createdAt: "date", updatedAt: "date" });
 
 const identities = (db: Kysely<any>) => db.selectFrom("bapIdentity").selectAll();
 /** The one order: the primary identity first, then in the order they were registered. */

@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
+import { hookOn } from "../hooks.js";
 import { isJsonObject } from "../../lib/json.js";
 import { releasableClaims } from "../bap-identity/claims.js";
 import { verifyAccessToken } from "../oauth-bearer/index.js";
@@ -28,35 +29,29 @@ function userInfoToken(ctx: { headers?: Headers; body?: unknown }): string | nul
  * ID tokens carry no standard profile claims (oauth-provider guards them; ours add BAP claims
  * under `profile` only).
  */
+const noClaimsParameter = hookOn(
+  "/oauth2/authorize",
+  createAuthMiddleware(async (ctx) => {
+    // In place: a hook's returned context is merged into the request's, which can add or
+    // replace members but not remove one. GET carries the request in the query, POST in the body.
+    for (const params of [ctx.query, ctx.body]) {
+      if (isJsonObject(params)) delete params.claims;
+    }
+  }),
+);
+
+const userinfoWithinScopes = hookOn(
+  "/oauth2/userinfo",
+  createAuthMiddleware(async (ctx) => {
+    const returned = ctx.context.returned;
+    if (!isJsonObject(returned)) return;
+    const token = userInfoToken(ctx);
+    // Fail closed: a token that no longer checks out releases no scoped claim.
+    const bearer = token ? await verifyAccessToken(ctx as never, token) : null;
+    return ctx.json(releasableClaims(returned, bearer?.scopes ?? []));
+  }),
+);
+
 export function claimsPolicy() {
-  return {
-    id: "claims-policy",
-    hooks: {
-      before: [
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/authorize",
-          handler: createAuthMiddleware(async (ctx) => {
-            // In place: a hook's returned context is merged into the request's, which can add or
-            // replace members but not remove one. GET carries the request in the query, POST in the body.
-            for (const params of [ctx.query, ctx.body]) {
-              if (isJsonObject(params)) delete params.claims;
-            }
-          }),
-        },
-      ],
-      after: [
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/userinfo",
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned;
-            if (!isJsonObject(returned)) return;
-            const token = userInfoToken(ctx);
-            // Fail closed: a token that no longer checks out releases no scoped claim.
-            const bearer = token ? await verifyAccessToken(ctx as never, token) : null;
-            return ctx.json(releasableClaims(returned, bearer?.scopes ?? []));
-          }),
-        },
-      ],
-    },
-  } satisfies BetterAuthPlugin;
+  return { id: "claims-policy", hooks: { before: [noClaimsParameter], after: [userinfoWithinScopes] } } satisfies BetterAuthPlugin;
 }

@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
+import { hookOn } from "../hooks.js";
 import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
 import { remainingSignInMethods } from "../social/sign-in-methods.js";
@@ -14,25 +15,19 @@ import { remainingSignInMethods } from "../social/sign-in-methods.js";
  * may touch that passkey at all.
  */
 export function passkeyRules(db: Kysely<any>) {
-  return {
-    id: "passkey-rules",
-    hooks: {
-      before: [
-        {
-          matcher: (ctx) => ctx.path === "/passkey/delete-passkey",
-          handler: createAuthMiddleware(async (ctx) => {
-            const id = (ctx.body as { id?: unknown } | undefined)?.id;
-            if (typeof id !== "string" || !id) return;
-            const passkey = await ctx.context.adapter.findOne<{ id: string; userId: string }>({ model: "passkey", where: [{ field: "id", value: id }] });
-            if (!passkey) return;
-            // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
-            const left = await remainingSignInMethods(ctx.context, db, passkey.userId, "");
-            if (!left.password && !left.accounts && left.passkeys - 1 <= 0 && !left.bapIdentities) {
-              throw APIError.from("BAD_REQUEST", SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD);
-            }
-          }),
-        },
-      ],
-    },
-  } satisfies BetterAuthPlugin;
+  const keepLastWayIn = hookOn(
+    "/passkey/delete-passkey",
+    createAuthMiddleware(async (ctx) => {
+      const id = (ctx.body as { id?: unknown } | undefined)?.id;
+      if (typeof id !== "string" || !id) return;
+      const passkey = await ctx.context.adapter.findOne<{ id: string; userId: string }>({ model: "passkey", where: [{ field: "id", value: id }] });
+      if (!passkey) return;
+      // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
+      const left = await remainingSignInMethods(ctx.context, db, passkey.userId, "");
+      if (!left.password && !left.accounts && left.passkeys - 1 <= 0 && !left.bapIdentities) {
+        throw APIError.from("BAD_REQUEST", SOCIAL_ERROR_CODES.LAST_SIGN_IN_METHOD);
+      }
+    }),
+  );
+  return { id: "passkey-rules", hooks: { before: [keepLastWayIn] } } satisfies BetterAuthPlugin;
 }

@@ -1,5 +1,6 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
+import { hookOn } from "../hooks.js";
 
 /**
  * OIDC RP-Initiated Logout 1.0 §3.1: a client registers `post_logout_redirect_uris` to
@@ -11,26 +12,21 @@ import { createAuthMiddleware, isAPIError } from "better-auth/api";
  * id_token_hint must verify for that client, and a redirect is followed only to an
  * exactly registered URI.
  */
+const endSessionForLogoutUris = hookOn(
+  "/oauth2/register",
+  createAuthMiddleware(async (ctx) => {
+    const returned = ctx.context.returned as Record<string, unknown> | undefined;
+    if (!returned || typeof returned !== "object" || isAPIError(returned) || returned instanceof Response) return;
+    const uris = returned.post_logout_redirect_uris;
+    if (typeof returned.client_id !== "string" || !Array.isArray(uris) || uris.length === 0) return;
+    await ctx.context.adapter.update({
+      model: "oauthClient",
+      where: [{ field: "clientId", value: returned.client_id }],
+      update: { enableEndSession: true },
+    });
+  }),
+);
+
 export function rpInitiatedLogout() {
-  return {
-    id: "rp-initiated-logout",
-    hooks: {
-      after: [
-        {
-          matcher: (ctx) => ctx.path === "/oauth2/register",
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned as Record<string, unknown> | undefined;
-            if (!returned || typeof returned !== "object" || isAPIError(returned) || returned instanceof Response) return;
-            const uris = returned.post_logout_redirect_uris;
-            if (typeof returned.client_id !== "string" || !Array.isArray(uris) || uris.length === 0) return;
-            await ctx.context.adapter.update({
-              model: "oauthClient",
-              where: [{ field: "clientId", value: returned.client_id }],
-              update: { enableEndSession: true },
-            });
-          }),
-        },
-      ],
-    },
-  } satisfies BetterAuthPlugin;
+  return { id: "rp-initiated-logout", hooks: { after: [endSessionForLogoutUris] } } satisfies BetterAuthPlugin;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ExpressionBuilder, Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { rowReader } from "../../lib/db.js";
 
 /**
  * Every read and write of `mintJob`, the durable queue of tier-NFT mints. A job is `pending`
@@ -23,21 +23,7 @@ export interface MintJob {
   completedAt: Date | null;
 }
 
-function toJob(row: Record<string, any>): MintJob {
-  return {
-    id: row.id,
-    paymentId: row.paymentId,
-    userId: row.userId,
-    tier: row.tier,
-    status: row.status,
-    attempts: Number(row.attempts),
-    nextAttemptAt: asDate(row.nextAttemptAt),
-    lastError: row.lastError ?? null,
-    walletAddress: row.walletAddress ?? null,
-    nftOrigin: row.nftOrigin ?? null,
-    completedAt: row.completedAt ? asDate(row.completedAt) : null,
-  };
-}
+const toJob = rowReader<MintJob>({ id: "text", paymentId: "text", userId: "text", tier: "text", status: "text", attempts: "int", nextAttemptAt: "date", lastError: "text?", walletAddress: "text?", nftOrigin: "text?", completedAt: "date?" });
 
 /** Queues a mint, due now; `waitReason` records why it cannot run yet (no minting service here). */
 export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { rowReader } from "../../lib/db.js";
 
 /** Every read and write of `subscriptionPayment`. */
 export interface SubscriptionPayment {
@@ -21,23 +21,7 @@ export interface SubscriptionPayment {
 
 export type NewPayment = Omit<SubscriptionPayment, "id" | "flag" | "flagDetail" | "flaggedAt" | "createdAt">;
 
-function toPayment(row: Record<string, any>): SubscriptionPayment {
-  return {
-    id: row.id,
-    checkoutSessionId: row.checkoutSessionId,
-    userId: row.userId,
-    tier: row.tier,
-    interval: row.interval ?? null,
-    paymentIntentId: row.paymentIntentId ?? null,
-    amountTotal: row.amountTotal == null ? null : Number(row.amountTotal),
-    currency: row.currency ?? null,
-    paymentStatus: row.paymentStatus,
-    flag: row.flag ?? null,
-    flagDetail: row.flagDetail ?? null,
-    flaggedAt: row.flaggedAt ? asDate(row.flaggedAt) : null,
-    createdAt: asDate(row.createdAt),
-  };
-}
+const toPayment = rowReader<SubscriptionPayment>({ id: "text", checkoutSessionId: "text", userId: "text", tier: "text", interval: "text?", paymentIntentId: "text?", amountTotal: "int?", currency: "text?", paymentStatus: "text", flag: "text?", flagDetail: "text?", flaggedAt: "date?", createdAt: "date" });
 
 export async function insertPayment(db: Kysely<any>, payment: NewPayment): Promise<SubscriptionPayment> {
   const now = new Date();

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { asBool, asDate } from "../../lib/db.js";
+import { rowReader } from "../../lib/db.js";
 
 /**
  * Every read and write of the `walletConnection` table. Changes take the caller's user id and
@@ -26,23 +26,7 @@ export interface WalletConnection {
 
 type Row = Record<string, any>;
 
-function toConnection(row: Row): WalletConnection {
-  return {
-    id: row.id,
-    userId: row.userId,
-    bapId: row.bapId,
-    address: row.address,
-    pubkey: row.pubkey,
-    provider: row.provider,
-    connectionMethod: row.connectionMethod,
-    identityPubkey: row.identityPubkey ?? null,
-    paymentAddress: row.paymentAddress ?? null,
-    isPrimary: asBool(row.isPrimary),
-    isPayment: asBool(row.isPayment),
-    connectedAt: asDate(row.connectedAt),
-    lastVerified: asDate(row.lastVerified),
-  };
-}
+const toConnection = rowReader<WalletConnection>({ id: "text", userId: "text", bapId: "text", address: "text", pubkey: "text", provider: "text", connectionMethod: "text", identityPubkey: "text?", paymentAddress: "text?", isPrimary: "bool", isPayment: "bool", connectedAt: "date", lastVerified: "date" });
 
 const connections = (db: Kysely<any>, userId: string) => db.selectFrom("walletConnection").selectAll().where("userId", "=", userId);
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseJsonOrNull } from "../../lib/json.js";
 import { loadEnv } from "../../lib/env.js";
 import { start, type StartOptions } from "../../server.js";
 
@@ -76,13 +77,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
 /** A response's status, headers and text, and the text parsed as JSON where it is JSON (null otherwise). */
 export async function readResponse(res: Response) {
   const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  return { status: res.status, headers: res.headers, json, text };
+  return { status: res.status, headers: res.headers, json: parseJsonOrNull(text) as any, text };
 }
 
 /** POSTs an HTML-form body (application/x-www-form-urlencoded) and does not follow redirects. */
