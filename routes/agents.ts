@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
-import * as manage from "../plugins/agents/store.js";
+import * as agentStore from "../plugins/agents/store.js";
 import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
@@ -40,7 +40,7 @@ const notFromOtherSites = createMiddleware<AgentEnv>(async (c, next) => {
 });
 
 async function listEstate(c: Context<AgentEnv>) {
-  return c.json(await manage.listAgentEstate(c.var.deps.db, c.var.session.user.id));
+  return c.json(await agentStore.listAgentEstate(c.var.deps.db, c.var.session.user.id));
 }
 
 /** What a state change does to a host or an agent: the same steps, its own queries. */
@@ -57,19 +57,19 @@ interface StateTarget {
 const HOSTS: StateTarget = {
   noun: "host",
   missing: "You have no agent host with that id.",
-  find: manage.findOwnedHost,
-  pause: manage.pauseHost,
-  resume: manage.resumeHost,
-  revoke: async (db, id) => ({ agentsRevoked: await manage.revokeHost(db, id) }),
+  find: agentStore.findOwnedHost,
+  pause: agentStore.pauseHost,
+  resume: agentStore.resumeHost,
+  revoke: async (db, id) => ({ agentsRevoked: await agentStore.revokeHost(db, id) }),
 };
 const AGENTS: StateTarget = {
   noun: "agent",
   missing: "You have no agent with that id.",
-  find: manage.findOwnedAgent,
-  pause: manage.pauseAgent,
-  resume: manage.resumeAgent,
+  find: agentStore.findOwnedAgent,
+  pause: agentStore.pauseAgent,
+  resume: agentStore.resumeAgent,
   revoke: async (db, id) => {
-    await manage.revokeAgent(db, id);
+    await agentStore.revokeAgent(db, id);
     return {};
   },
 };
@@ -91,9 +91,9 @@ async function changeState(c: Context<AgentEnv, typeof STATE_CHANGE>) {
 
 async function revokeGrant(c: Context<AgentEnv, typeof GRANT_REVOKE>) {
   const { db } = c.var.deps;
-  const grant = await manage.findOwnedGrant(db, c.var.session.user.id, c.req.param("id"));
+  const grant = await agentStore.findOwnedGrant(db, c.var.session.user.id, c.req.param("id"));
   if (!grant) throw problems.notFound("You have no capability grant with that id.");
-  if (!(await manage.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
+  if (!(await agentStore.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
   return c.json({ id: grant.id, agentId: grant.agentId, status: "revoked" });
 }
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Kysely } from "kysely";
-import * as manage from "../../../plugins/agents/store.js";
+import * as agentStore from "../../../plugins/agents/store.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
@@ -12,16 +12,16 @@ import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.
  * The account page's "Agents" section: the person's agent hosts, the agents on them (or bound
  * to the person) and each agent's capability grants, with plain forms to pause, resume and
  * revoke hosts and agents and to revoke a grant. Reading and every change go through
- * plugins/agents/manage.ts, the same functions as GET /api/agents and POST /api/agents/...
+ * plugins/agents/agentStore.ts, the same functions as GET /api/agents and POST /api/agents/...
  * (routes/agents.ts), so ownership, the pause/resume state machine and revoke cascades are
  * one code path for the page and the API.
  */
 
 /** What the section shows: listAgentEstate's answer for the signed-in person. */
-export type AgentAccessView = Awaited<ReturnType<typeof manage.listAgentEstate>>;
+export type AgentAccessView = Awaited<ReturnType<typeof agentStore.listAgentEstate>>;
 
 export async function loadAgentAccess(db: Kysely<any>, userId: string): Promise<AgentAccessView> {
-  return manage.listAgentEstate(db, userId);
+  return agentStore.listAgentEstate(db, userId);
 }
 
 const ANCHOR = "agents";
@@ -47,7 +47,7 @@ function StateControls(props: { kind: "host" | "agent"; id: string; name: string
   );
 }
 
-function HostsTable(props: { hosts: manage.HostView[] }) {
+function HostsTable(props: { hosts: agentStore.HostView[] }) {
   return (
     <AccountTable columns={["Host", "Status", "Last used"]} actions="Action">
       {props.hosts.map((h) => {
@@ -70,7 +70,7 @@ function HostsTable(props: { hosts: manage.HostView[] }) {
   );
 }
 
-function AgentCard(props: { agent: manage.AgentView; hostName: string | null }) {
+function AgentCard(props: { agent: agentStore.AgentView; hostName: string | null }) {
   const a = props.agent;
   // What the agent may do (or is waiting to): revoked and denied grants are history, not shown.
   const grants = a.grants.filter((g) => grantRevocable(g.status));
@@ -143,19 +143,19 @@ type Db = Kysely<any>;
 /** What pausing, resuming and revoking mean for a host and for an agent. */
 const STATE_CHANGES = {
   host: {
-    find: manage.findOwnedHost,
+    find: agentStore.findOwnedHost,
     revocable: hostRevocable,
-    revoke: manage.revokeHost,
-    pause: manage.pauseHost,
-    resume: manage.resumeHost,
+    revoke: agentStore.revokeHost,
+    pause: agentStore.pauseHost,
+    resume: agentStore.resumeHost,
     notices: { revoke: "agent-host-revoked", pause: "agent-host-paused", resume: "agent-host-resumed" },
   },
   agent: {
-    find: manage.findOwnedAgent,
+    find: agentStore.findOwnedAgent,
     revocable: agentRevocable,
-    revoke: manage.revokeAgent,
-    pause: manage.pauseAgent,
-    resume: manage.resumeAgent,
+    revoke: agentStore.revokeAgent,
+    pause: agentStore.pauseAgent,
+    resume: agentStore.resumeAgent,
     notices: { revoke: "agent-revoked", pause: "agent-paused", resume: "agent-resumed" },
   },
 } satisfies Record<"host" | "agent", {
@@ -189,9 +189,9 @@ function changeState(kind: keyof typeof STATE_CHANGES) {
 async function revokeGrant(c: PageContext) {
   const { db } = c.var.page;
   const id = await idFrom(c, "grant_id");
-  const grant = id ? await manage.findOwnedGrant(db, c.var.session.user.id, id) : null;
+  const grant = id ? await agentStore.findOwnedGrant(db, c.var.session.user.id, id) : null;
   if (!grant) return backWithError(null, ANCHOR, "NOT_FOUND");
-  return outcome(await manage.revokeGrant(db, grant.id), "agent-grant-revoked");
+  return outcome(await agentStore.revokeGrant(db, grant.id), "agent-grant-revoked");
 }
 
 /**
