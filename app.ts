@@ -26,7 +26,8 @@ import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
-import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TOO_DEEP_REFUSED } from "./lib/validate.js";
+import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
+import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
 
 export interface AppDeps {
   auth: Auth;
@@ -145,54 +146,6 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
   app.onError(renderError(logger));
   return app;
-}
-
-/** GET and HEAD requests that announce no body (no Content-Length, not chunked). */
-function hasNoBody(req: Request): boolean {
-  return (req.method === "GET" || req.method === "HEAD") && !req.headers.has("content-length") && !req.headers.has("transfer-encoding");
-}
-
-/** The Content-Length of a request that declares one (and is not chunked), else undefined. */
-function declaredLength(req: Request): number | undefined {
-  const length = req.headers.get("content-length");
-  if (length === null || req.headers.has("transfer-encoding")) return undefined;
-  return parseInt(length, 10) || 0;
-}
-
-/**
- * better-auth reads a request body through web streams: the adapter turns the socket into
- * a ReadableStream, endpoints that re-read the body tee it, and each reader drains a copy.
- * A body whose length is declared (and already checked against the limit) is read once
- * straight from the socket instead, and better-auth gets a Request over those bytes.
- */
-async function withBufferedBody(req: Request): Promise<Request | string> {
-  // A GET or HEAD without a body: a Request of its own, without the adapter's per-request
-  // AbortController and socket-backed body plumbing (nothing here aborts on disconnect).
-  if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
-  // A declared empty body passes as it is; a chunked one was already read (and limited) by
-  // the body-limit middleware, and is read here again from that buffer.
-  if (req.method === "GET" || req.method === "HEAD" || declaredLength(req) === 0) return req;
-  const body = await req.arrayBuffer();
-  const buffered = new Request(req.url, { method: req.method, headers: req.headers, body });
-  const type = req.headers.get("content-type")?.toLowerCase() ?? "";
-  const text = utf8.decode(body);
-  // A string: why the body is refused (lib/validate.ts: a NUL character, JSON nested too deeply).
-  if (type.includes("application/x-www-form-urlencoded")) {
-    if (hasNulInForm(text)) return NUL_REFUSED;
-    // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
-    // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
-    Object.defineProperty(buffered, RAW_FORM_BODY, { value: text });
-  } else if (hasNulInJson(text)) return NUL_REFUSED;
-  else if (jsonTooDeep(text)) return TOO_DEEP_REFUSED;
-  return buffered;
-}
-
-const utf8 = new TextDecoder();
-
-/** Basic credentials (RFC 6749 §2.3.1: form-encoded inside base64) that decode to a NUL. */
-function hasNulInBasic(authorization: string | undefined): boolean {
-  if (!authorization || !/^basic /i.test(authorization)) return false;
-  return hasNulInForm(Buffer.from(authorization.slice(6).trim(), "base64").toString("latin1"));
 }
 
 /** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
