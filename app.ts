@@ -9,7 +9,7 @@ import { errorFamilyOf, oauthRouteOf } from "./lib/error-families.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import type { Logger } from "./lib/logger.js";
-import { asOAuthError, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
+import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
 import { windowLimiter, type WindowOptions } from "./lib/rate-limit.js";
 import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
@@ -25,6 +25,7 @@ import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
+import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
 import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
@@ -136,7 +137,11 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
     const oauthRoute = oauthRouteOf(c.req.path);
-    return oauthRoute ? asOAuthError(res, oauthRoute) : res;
+    if (oauthRoute) return asOAuthError(res, oauthRoute);
+    // better-auth's router answers a method and path it has no endpoint for with an empty 404
+    // (and disabledPaths with a plain-text one); the rest of its surface speaks `{message, code}`.
+    if (res.status === 404 && !res.headers.get("content-type")?.includes("json")) return betterAuthErrorResponse(404, ACCOUNT_RESPONSE_ERROR_CODES.ENDPOINT_NOT_FOUND);
+    return res;
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));

@@ -35,6 +35,14 @@ export function oauthErrorResponse(err: OAuthError): Response {
 }
 
 /**
+ * better-auth's own error body, `{message, code}`, for an answer we give in its family
+ * (lib/error-families.ts) where its router gave none; `entry` is a plugin's `$ERROR_CODES` entry.
+ */
+export function betterAuthErrorResponse(status: number, entry: { code: string; message: string }): Response {
+  return new Response(JSON.stringify({ message: entry.message, code: entry.code }), { status, headers: { "content-type": "application/json" } });
+}
+
+/**
  * The only error renderer. Known errors render as themselves; anything else becomes a
  * generic 500 with no internals, and the cause goes to the log under a request id.
  */

@@ -3,6 +3,7 @@ import { useTestServer } from "./helpers/fixtures.js";
 import { cookiesOf, uniqueEmail, type TestServer } from "./helpers/server.js";
 import { linkIn, mailbox } from "./helpers/mailbox.js";
 import { signUp } from "./helpers/oauth.js";
+import { ACCOUNT_RESPONSE_ERROR_CODES } from "../plugins/account-responses/error-codes.js";
 
 /**
  * better-auth's default account surface under /api/auth, black-box, against the shapes in
@@ -98,6 +99,9 @@ describe("account surface (e-mail verification off)", () => {
       expectJson(res);
       expect(res.json.redirect).toBe(false);
       expect(res.json.url ?? null).toBeNull();
+      // Spec: url (nullable), there as null, not left out (plugins/account-responses).
+      expect(res.json).toHaveProperty("url", null);
+      expect(Object.keys(res.json).sort()).toEqual(["redirect", "token", "url", "user"]);
       expect(typeof res.json.token).toBe("string");
       expectUser(res.json.user, email);
       expect(sessionCookieName(res.headers)).toBeDefined();
@@ -146,6 +150,85 @@ describe("account surface (e-mail verification off)", () => {
       expect(await sessionOf(server, { headers: { authorization: `Bearer ${account.token.slice(0, -2)}xx` } })).toBeNull();
       expect(await sessionOf(server, { headers: { authorization: "Bearer not-a-session" } })).toBeNull();
       expect(await sessionOf(server, { headers: { authorization: `Basic ${Buffer.from(`${account.email}:${PASSWORD}`).toString("base64")}` } })).toBeNull();
+    });
+  });
+
+  describe("POST /get-session (spec: GET and POST)", () => {
+    it("answers null without credentials, as GET does", async () => {
+      const res = await server.api("/api/auth/get-session", { method: "POST" });
+      expect(res.status, res.text).toBe(200);
+      expectJson(res);
+      expect(res.text.trim()).toBe("null");
+      const withBody = await server.api("/api/auth/get-session", { body: {} });
+      expect(withBody.status, withBody.text).toBe(200);
+      expect(withBody.text.trim()).toBe("null");
+    });
+
+    it("answers the same session and user as GET, by cookie and by bearer token", async () => {
+      const account = await newAccount(server);
+      for (const init of [{ cookie: account.cookie }, { headers: { authorization: `Bearer ${account.token}` } }]) {
+        const viaGet = await sessionOf(server, init);
+        const viaPost = await server.api("/api/auth/get-session", { ...init, body: {} });
+        expect(viaPost.status, viaPost.text).toBe(200);
+        expectJson(viaPost);
+        expect(viaPost.headers.get("cache-control")).toBe("no-store");
+        expect(viaPost.json).toEqual(viaGet);
+        expect(viaPost.json.session).toMatchObject({ token: account.token, userId: account.user.id });
+        expectUser(viaPost.json.user, account.email);
+      }
+    });
+
+    it("keeps the POST checks: a cookie-bearing POST from another origin is refused with 403", async () => {
+      const account = await newAccount(server);
+      const evil = await server.api("/api/auth/get-session", { body: {}, cookie: account.cookie, headers: { origin: "https://evil.example" } });
+      expect(evil.status, evil.text).toBe(403);
+      expect(evil.json).not.toHaveProperty("session");
+    });
+  });
+
+  describe("paths and methods without an endpoint", () => {
+    it("answer 404 with better-auth's {message, code} body as JSON, not an empty body", async () => {
+      const cases: [string, string][] = [
+        ["GET", "/api/auth/no-such-endpoint"],
+        ["POST", "/api/auth/no/such/endpoint"],
+        ["GET", "/api/auth"],
+        ["GET", "/api/auth/"],
+        ["GET", "/api/auth/get-session/"],
+        ["GET", "/api/auth//get-session"],
+        // A method the endpoint does not take.
+        ["GET", "/api/auth/sign-in/email"],
+        ["DELETE", "/api/auth/get-session"],
+        ["DELETE", "/api/auth/subscription/status"],
+        // disabledPaths (auth.config.ts): better-auth answers a plain-text "Not Found" there.
+        ["GET", "/api/auth/token"],
+        ["POST", "/api/auth/device/token"],
+        // Not an OAuth endpoint (lib/error-families.ts), though under /oauth2.
+        ["GET", "/api/auth/oauth2/no-such-endpoint"],
+      ];
+      for (const [method, path] of cases) {
+        const res = await server.api(path, { method, ...(method === "POST" ? { body: {} } : {}) });
+        const label = `${method} ${path}: ${res.status} ${res.text}`;
+        expect(res.status, label).toBe(404);
+        expect(res.headers.get("content-type"), label).toMatch(/^application\/json\b/);
+        expect(res.json, label).toEqual({ message: ACCOUNT_RESPONSE_ERROR_CODES.ENDPOINT_NOT_FOUND.message, code: "ENDPOINT_NOT_FOUND" });
+      }
+    });
+
+    it("keep RFC 6749 error objects on the OAuth endpoints", async () => {
+      for (const path of ["/api/auth/oauth2/token", "/api/auth/oauth2/introspect", "/api/auth/oauth2/revoke", "/api/auth/device/code"]) {
+        const res = await server.api(path, { method: "GET" });
+        expect(res.status, `${path}: ${res.text}`).toBe(404);
+        expect(res.json, path).toEqual({ error: "invalid_request", error_description: expect.any(String) });
+      }
+    });
+
+    it("leave the 404s endpoints answer themselves as they were", async () => {
+      const account = await newAccount(server);
+      // plugins/account-email: an unknown session id is the endpoint's own 404, with its own code.
+      const res = await server.api("/api/auth/revoke-session", { cookie: account.cookie, body: { id: "no-such-session" } });
+      expectMessage(res, 404);
+      expect(res.json.code, res.text).toMatch(/\S/);
+      expect(res.json.code, res.text).not.toBe("ENDPOINT_NOT_FOUND");
     });
   });
 

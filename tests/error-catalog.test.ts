@@ -6,6 +6,7 @@ import { isOAuthErrorCode, OAUTH_ERROR_CODES } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { BASE_PATH } from "../lib/transport.js";
 import { ACCOUNT_EMAIL_ERROR_CODES } from "../plugins/account-email/error-codes.js";
+import { ACCOUNT_RESPONSE_ERROR_CODES } from "../plugins/account-responses/error-codes.js";
 import { AGENT_ERROR_CODES } from "../plugins/agents/error-codes.js";
 import { PROFILE_FIELD_ERROR_CODES } from "../plugins/profile-fields/error-codes.js";
 import { KEY_SIGN_IN_ERROR_CODES } from "../plugins/key-sign-in/error-codes.js";
@@ -78,7 +79,7 @@ describe("error catalogs: sources", () => {
   });
 
   it("each plugin with error codes defines them the better-auth way and exposes them as $ERROR_CODES", () => {
-    const catalogs = { ACCOUNT_EMAIL_ERROR_CODES, AGENT_ERROR_CODES, PROFILE_FIELD_ERROR_CODES, KEY_SIGN_IN_ERROR_CODES, SOCIAL_ERROR_CODES, SUBSCRIPTION_ERROR_CODES };
+    const catalogs = { ACCOUNT_EMAIL_ERROR_CODES, ACCOUNT_RESPONSE_ERROR_CODES, AGENT_ERROR_CODES, PROFILE_FIELD_ERROR_CODES, KEY_SIGN_IN_ERROR_CODES, SOCIAL_ERROR_CODES, SUBSCRIPTION_ERROR_CODES };
     for (const [name, catalog] of Object.entries(catalogs)) {
       for (const [key, entry] of Object.entries(catalog as Record<string, { code: string; message: string }>)) {
         // better-auth's defineErrorCodes: the code is the key; agent-auth's catalog: the key in lower case.
@@ -93,7 +94,7 @@ describe("error catalogs: sources", () => {
         return false;
       }
     });
-    expect(withCodes.sort()).toEqual(["account-email", "agents", "key-sign-in", "profile-fields", "social", "subscriptions"]);
+    expect(withCodes.sort()).toEqual(["account-email", "account-responses", "agents", "key-sign-in", "profile-fields", "social", "subscriptions"]);
     for (const dir of withCodes) expect(readFileSync(join(ROOT, "plugins", dir, "index.ts"), "utf8"), dir).toMatch(/\$ERROR_CODES:/);
   });
 

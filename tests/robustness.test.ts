@@ -102,11 +102,12 @@ const JSON_TYPE = { "content-type": "application/json" };
 /** A URL-encoded body from pairs, so a key can repeat. */
 const form = (pairs: [string, string][] | Record<string, string>) => new URLSearchParams(Array.isArray(pairs) ? pairs : Object.entries(pairs)).toString();
 
-type Kind = "oauth" | "problem" | "any";
+type Kind = "oauth" | "problem" | "better-auth" | "any";
 
 /**
  * The one check: below 500, no stack trace; an error status answers in the route's family
- * (RFC 6749 object on OAuth endpoints, problem+json on ours, anything 4xx elsewhere).
+ * (RFC 6749 object on OAuth endpoints, problem+json on ours, better-auth's `{message, code}`
+ * where asked, anything 4xx elsewhere).
  */
 function expectClean(name: string, res: Res, kind: Kind) {
   const label = `${name} -> ${res.status} ${res.text.slice(0, 300)}`;
@@ -121,6 +122,10 @@ function expectClean(name: string, res: Res, kind: Kind) {
   } else if (kind === "problem") {
     expect.soft(type, `problem+json in ${label}`).toContain("application/problem+json");
     expect.soft(res.json?.status, `problem status in ${label}`).toBe(res.status);
+  } else if (kind === "better-auth") {
+    expect.soft(type, `JSON in ${label}`).toContain("application/json");
+    expect.soft(typeof res.json?.message, `better-auth message in ${label}`).toBe("string");
+    expect.soft(typeof res.json?.code, `better-auth code in ${label}`).toBe("string");
   }
 }
 
@@ -623,13 +628,19 @@ describe("sessions and better-auth's account surface", () => {
     const cases: [string, string, Req, Kind][] = [];
     for (const cookie of cookies) {
       cases.push([`get-session cookie ${JSON.stringify(cookie.slice(0, 70))}`, "/api/auth/get-session", { headers: { cookie } }, "any"]);
+      cases.push([`POST get-session cookie ${JSON.stringify(cookie.slice(0, 70))}`, "/api/auth/get-session", { method: "POST", headers: { cookie } }, "any"]);
       cases.push([`list-sessions cookie ${JSON.stringify(cookie.slice(0, 70))}`, "/api/auth/list-sessions", { headers: { cookie } }, "any"]);
       cases.push([`/account page cookie ${JSON.stringify(cookie.slice(0, 70))}`, "/account", { headers: { cookie } }, "any"]);
     }
     for (const authorization of ["Bearer", "Bearer  x", "Bearer %zz", ...FORGED_JWS.map((t) => `Bearer ${t}`), `Bearer ${accessToken}`, "Bearer " + "x".repeat(10_000), "Basic x"]) {
       cases.push([`get-session authorization ${JSON.stringify(authorization.slice(0, 50))}`, "/api/auth/get-session", { headers: { authorization } }, "any"]);
+      cases.push([`POST get-session authorization ${JSON.stringify(authorization.slice(0, 50))}`, "/api/auth/get-session", { method: "POST", headers: { ...JSON_TYPE, authorization }, body: "{}" }, "any"]);
     }
     cases.push(["get-session odd query", "/api/auth/get-session?disableCookieCache=%zz&disableRefresh[]=1", { headers: { cookie: person.cookie } }, "any"]);
+    cases.push(["POST get-session odd query", "/api/auth/get-session?disableCookieCache=%zz&disableRefresh[]=1", { method: "POST", headers: { cookie: person.cookie } }, "any"]);
+    for (const body of ["{", "[]", "null", '{"session":{"userId":"x"}}', "x".repeat(70_000)]) {
+      cases.push([`POST get-session body ${body.slice(0, 40)}`, "/api/auth/get-session", { headers: { ...JSON_TYPE, cookie: person.cookie }, body }, "any"]);
+    }
     await sweep(cases);
   });
 
@@ -814,6 +825,12 @@ describe("pages and odd paths", () => {
     const cases: [string, string, Req, Kind][] = [];
     for (const path of ["/%zz", "/api/%zz", "/api/auth/%zz", "/api/auth/oauth2/%E0%A4%A", "/sign-in?return_to=%zz", "/sign-in?return_to=//evil.example.com", "/consent?client_id[]=x&scope=%00", "/consent?sig=x&exp=abc", "/error?error=%zz&error_description=" + "x".repeat(5000), "/reset-password?token=%00", "/invitations/%zz", "/invitations/" + "x".repeat(3000), "/agents/approve?user_code=%zz", "/sign-in/two-factor?return_to=%00", "/.well-known/%zz", "/api/auth/jwks?x=%zz"]) {
       cases.push([`GET ${path.slice(0, 80)}`, path, { headers: { cookie: person.cookie } }, "any"]);
+    }
+    // Paths and methods better-auth has no endpoint for: its `{message, code}`, not an empty 404.
+    for (const path of ["/api/auth", "/api/auth/", "/api/auth/no-such-endpoint", "/api/auth/%zz/x", "/api/auth/get-session/", "/api/auth//get-session", "/api/auth/token", "/api/auth/" + "x/".repeat(2000), "/api/auth/oauth2/nope?x=%zz&y[]=1"]) {
+      cases.push([`GET ${path.slice(0, 80)} (no endpoint)`, path, { headers: { cookie: person.cookie } }, "better-auth"]);
+      cases.push([`POST ${path.slice(0, 80)} (no endpoint)`, path, { headers: { ...JSON_TYPE, cookie: person.cookie }, body: "{" }, "better-auth"]);
+      cases.push([`PUT ${path.slice(0, 80)} (no endpoint)`, path, { method: "PUT", headers: { ...FORM, cookie: person.cookie }, body: "a=%zz" }, "better-auth"]);
     }
     for (const path of ["/sign-in", "/sign-up", "/consent", "/forgot-password", "/reset-password", "/sign-in/two-factor", "/agents/approve", "/account/profile", "/account/sessions/revoke", "/account/apps/revoke", "/account/identities/primary", "/account/organizations/create"]) {
       cases.push([`POST ${path} garbage form`, path, { headers: { ...FORM, cookie: person.cookie }, body: "a[]=1&email=%zz&password=%00&oauth_query=%E0%A4%A&" + "x=".repeat(1000) }, "any"]);
@@ -1096,6 +1113,7 @@ describe("transport oddities on every kind of route", () => {
       ["/api/auth/oauth2/end-session", "any"],
       ["/api/auth/get-session", "any"],
       ["/api/auth/sign-in/email", "any"],
+      ["/api/auth/no-such-endpoint", "better-auth"],
       ["/api/backup", "problem"],
       ["/api/backup/sync", "problem"],
       ["/api/user/bap-ids", "problem"],

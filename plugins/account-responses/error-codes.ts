@@ -1,0 +1,10 @@
+import { defineErrorCodes } from "@better-auth/core/utils/error-codes";
+
+/** Codes of the account surface's own answers (the account-responses plugin's `$ERROR_CODES`). */
+export const ACCOUNT_RESPONSE_ERROR_CODES = defineErrorCodes({
+  /**
+   * No endpoint under the auth base path answers this method at this path (better-auth's
+   * router answers a bare 404 there; app.ts gives it this body).
+   */
+  ENDPOINT_NOT_FOUND: "No endpoint here answers this method at this path.",
+});
