@@ -177,8 +177,9 @@ async function setUp(base: string, refreshChains: number): Promise<Fixture> {
   const cookie = cookiesOf(signUp.headers);
 
   const register = async () => {
+    // Registered without the session: a signed-in person's clients count against their tier's
+    // limit (free: one), and a refresh run registers a new client per round.
     const reg = await call(base, "/api/auth/oauth2/register", {
-      cookie,
       body: {
         client_name: "Bench App",
         redirect_uris: [REDIRECT],
