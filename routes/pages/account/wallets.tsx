@@ -28,7 +28,7 @@ export function WalletsSection(props: { wallets: WalletConnection[]; identities:
         only removes the link here; the wallet and what it holds stay as they are.
       </p>
       {props.wallets.length ? (
-        <AccountTable columns={["Identity", "Wallet", "Connected"]} actions="Status and actions">
+        <AccountTable columns={["Wallet", "Connected"]} actions="Status and actions">
           {props.wallets.map((w) => {
             const fields = { bap_id: w.bapId, address: w.address };
             const label = `${w.provider} wallet ${w.address}`;
@@ -36,11 +36,12 @@ export function WalletsSection(props: { wallets: WalletConnection[]; identities:
             return (
               <tr data-wallet={w.address}>
                 <td>
-                  {identity ? <strong>{identity} </strong> : null}
-                  <code>{w.bapId}</code>
-                </td>
-                <td>
                   <code>{w.address}</code> <span class="muted">({w.provider})</span>
+                  <br />
+                  <span class="muted">
+                    for {identity ? <strong>{identity} </strong> : "identity "}
+                    <code>{w.bapId}</code>
+                  </span>
                 </td>
                 <td>
                   <When at={w.connectedAt} />
