@@ -146,7 +146,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   // The pages answer / too: the account page for a signed-in person, else /sign-in.
-  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social) }));
+  const billing = { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals };
+  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), billing }));
 
   app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
   app.onError(renderError(logger));

@@ -5,14 +5,15 @@ import Stripe from "stripe";
 import * as v from "valibot";
 import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
-import { problem, ProblemError, problems } from "../lib/errors.js";
+import { problem, problems } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { problemResponse } from "../lib/respond.js";
 import { readJson } from "../lib/validate.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
+import { startCheckout } from "../plugins/subscriptions/checkout.js";
 import type { TierService } from "../plugins/subscriptions/ownership.js";
 import { verifyWebhook } from "../plugins/subscriptions/stripe.js";
-import { INTERVALS, PAID_TIER_IDS, TIERS } from "../plugins/subscriptions/tiers.js";
+import { INTERVALS, PAID_TIER_IDS } from "../plugins/subscriptions/tiers.js";
 import { handleStripeEvent } from "../plugins/subscriptions/webhook.js";
 import { noStore, sessionRequired, type AppEnv } from "./middleware.js";
 
@@ -44,32 +45,8 @@ const CheckoutBody = v.object({
 
 /** POST /api/subscription/checkout {tierId, interval} -> {url} of a Stripe Checkout session. */
 async function createCheckout(c: Ctx) {
-  const { stripe, settings, authUrl, logger } = c.var.deps;
-  const { user } = c.var.session;
   const { value: body } = await readJson(c, CheckoutBody);
-  if (!stripe) throw problem(PROBLEM_CODES.PAYMENTS_NOT_CONFIGURED);
-  const price = settings.prices[body.tierId][body.interval];
-  if (!price) throw problem(PROBLEM_CODES.PRICE_NOT_CONFIGURED, { detail: `No ${body.interval} price is configured for the ${TIERS[body.tierId].name} tier.` });
-  const metadata = { userId: user.id, tier: body.tierId, interval: body.interval };
-  let session: Stripe.Checkout.Session;
-  try {
-    session = await stripe.checkout.sessions.create({
-      mode: "payment",
-      line_items: [{ price, quantity: 1 }],
-      // The webhook learns whose payment it is from these, never from anything the browser sends back.
-      client_reference_id: user.id,
-      metadata,
-      payment_intent_data: { metadata },
-      ...(user.email ? { customer_email: user.email } : {}),
-      success_url: `${authUrl}/account?subscription=success`,
-      cancel_url: `${authUrl}/account?subscription=cancelled`,
-    });
-  } catch (err) {
-    logger.error("Stripe checkout session failed", { err, userId: user.id, tier: body.tierId });
-    throw new ProblemError(502, "The payment processor could not start a checkout; try again shortly.");
-  }
-  if (!session.url) throw new ProblemError(502, "The payment processor returned no checkout address.");
-  return c.json({ url: session.url, sessionId: session.id });
+  return c.json(await startCheckout(c.var.deps, c.var.session.user, body.tierId, body.interval));
 }
 
 /** GET /api/subscription/status (also {base_url}/subscription/status for the published client). */

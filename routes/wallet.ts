@@ -51,8 +51,8 @@ type C = Context<WalletEnv>;
  * `/api/wallet/connect` (as the Sigma client documents it), never the request it travels in.
  */
 export const CONNECT_TOKEN_PATH = "/api/wallet/connect";
-/** Payment wallets: providers whose wallets hold a separate funding address we can pay to. */
-export const PAYMENT_PROVIDERS = ["yours", "1sat"] as const;
+/** Payment wallets (plugins/wallet/store.ts). */
+export const PAYMENT_PROVIDERS = wallets.PAYMENT_PROVIDERS;
 
 const BapId = v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key"));
 const Address = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{25,35}$/, "must be a Bitcoin address"));
@@ -187,16 +187,13 @@ async function setPrimary(c: C) {
 }
 
 async function setPayment(c: C) {
-  const { db } = c.var.deps;
-  const userId = c.var.session.user.id;
   const { value: body } = await readJson(c, SetPayment, 1024);
   await ownedIdentity(c, body.bapId);
-  const current = await wallets.findConnection(db, userId, body.bapId, body.walletAddress);
-  if (!current) throw noSuchWallet();
-  if (!(PAYMENT_PROVIDERS as readonly string[]).includes(current.provider)) {
-    throw problem(PROBLEM_CODES.PAYMENT_PROVIDER_NOT_SUPPORTED, { detail: `Only ${PAYMENT_PROVIDERS.join(" and ")} wallets can receive payments; this one is a ${current.provider} wallet.` });
+  const row = await wallets.makePaymentWallet(c.var.deps.db, c.var.session.user.id, body.bapId, body.walletAddress, body.depositAddress);
+  if (!row) throw noSuchWallet();
+  if ("unsupported" in row) {
+    throw problem(PROBLEM_CODES.PAYMENT_PROVIDER_NOT_SUPPORTED, { detail: `Only ${PAYMENT_PROVIDERS.join(" and ")} wallets can receive payments; this one is a ${row.unsupported.provider} wallet.` });
   }
-  const row = (await wallets.makePaymentWallet(db, userId, body.bapId, body.walletAddress, body.depositAddress))!;
   return c.json({ success: true, bapId: body.bapId, walletAddress: row.address, paymentAddress: row.paymentAddress ?? row.address, paymentProvider: row.provider }, 200);
 }
 

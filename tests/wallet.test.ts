@@ -1,14 +1,13 @@
-import { PrivateKey } from "@bsv/sdk";
 import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
 import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
+import type { TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
-import { fullCodeFlow, signUp } from "./helpers/oauth.js";
+import { fullCodeFlow } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { CONNECT, connectWallet, newWallet, personWithIdentity as signedUpWithIdentity, walletToken, type Person } from "./helpers/wallet.js";
 
-const CONNECT = "/api/wallet/connect";
 type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
 
 let server: TestServer;
@@ -22,35 +21,13 @@ afterAll(async () => {
   await indexer?.close();
 });
 
-/** A wallet key of its own: what Yours or 1Sat would hold, and the address its ordinals sit at. */
-function newWallet() {
-  const key = PrivateKey.fromRandom();
-  return { key, pubkey: key.toPublicKey().toString(), address: key.toPublicKey().toAddress() as string };
-}
-type Wallet = ReturnType<typeof newWallet>;
-
-/** The token a wallet produces for a connection: it signs the connect path, no body. */
-const walletToken = (w: Wallet, opts: { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string } = {}) =>
-  signRequest(w.key, opts.path ?? CONNECT, undefined, { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
-
-/** A signed-in person with one registered BAP identity. */
-async function personWithIdentity() {
-  const person = await signUp(server);
-  const id = newIdentity();
-  expect((await registerIdentity(server, person.cookie, id)).status).toBe(201);
-  return { ...person, id };
-}
-type Person = Awaited<ReturnType<typeof personWithIdentity>>;
+const personWithIdentity = () => signedUpWithIdentity(server);
 
 function connect(person: { cookie: string }, id: TestIdentity, token: string, provider = "yours", extra: Record<string, unknown> = {}) {
   return server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: token, provider, ...extra } });
 }
 
-async function connected(person: Person, provider = "yours", w = newWallet()) {
-  const res = await connect(person, person.id, walletToken(w), provider);
-  expect(res.status).toBe(200);
-  return w;
-}
+const connected = (person: Person, provider = "yours", w = newWallet()) => connectWallet(server, person, provider, w);
 
 const problem = (res: { status: number; headers: Headers; json: any }, status: number, code?: string) => {
   expect(res.status).toBe(status);

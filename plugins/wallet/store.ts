@@ -116,7 +116,25 @@ export function makePrimaryWallet(db: Kysely<any>, userId: string, bapId: string
   return markOne(db, "isPrimary", userId, bapId, address);
 }
 
-/** The identity's wallet for payments, with the deposit address payments go to (when given). */
-export function makePaymentWallet(db: Kysely<any>, userId: string, bapId: string, address: string, depositAddress?: string): Promise<WalletConnection | null> {
+/** Payment wallets: providers whose wallets hold a separate funding address we can pay to. */
+export const PAYMENT_PROVIDERS = ["yours", "1sat"] as const;
+
+export const canReceivePayments = (w: Pick<WalletConnection, "provider">) => (PAYMENT_PROVIDERS as readonly string[]).includes(w.provider);
+
+/**
+ * The identity's wallet for payments, with the deposit address payments go to (when given):
+ * only a `yours` or `1sat` wallet ("unsupported", with the wallet found); null when the user
+ * has no such connection.
+ */
+export async function makePaymentWallet(
+  db: Kysely<any>,
+  userId: string,
+  bapId: string,
+  address: string,
+  depositAddress?: string,
+): Promise<WalletConnection | { unsupported: WalletConnection } | null> {
+  const current = await findConnection(db, userId, bapId, address);
+  if (!current) return null;
+  if (!canReceivePayments(current)) return { unsupported: current };
   return markOne(db, "isPayment", userId, bapId, address, depositAddress ? { paymentAddress: depositAddress } : {});
 }

@@ -1,9 +1,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
+import type Stripe from "stripe";
 import type { Auth } from "../../auth.config.js";
+import type { Config } from "../../lib/env.js";
 import type { Logger } from "../../lib/logger.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
+import type { TierService } from "../../plugins/subscriptions/ownership.js";
+import type { OrdinalsIndexer } from "../../plugins/wallet/ordinals.js";
 import { sameOriginOnly, type AppEnv } from "../middleware.js";
 import { findSession } from "../session.js";
 import { refuseForeignForm } from "./error-page.js";
@@ -20,6 +24,16 @@ export interface PageDeps {
   logger?: Logger;
   /** Social providers offered as "Continue with <Name>" (configured ones only). */
   socialProviders: readonly SignInProvider[];
+  /** The account page's tier, upgrade and NFT sections: the same services the wallet and subscription routes use. */
+  billing: PageBilling;
+}
+
+export interface PageBilling {
+  tiers: TierService;
+  /** null: STRIPE_SECRET_KEY is not set. */
+  stripe: Stripe | null;
+  stripeSettings: Config["stripe"];
+  indexer: OrdinalsIndexer;
 }
 
 /** The pages' typed context: the shared one (request id, session) and the page dependencies. */

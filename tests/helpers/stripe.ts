@@ -21,14 +21,23 @@ const close = (server: Server) => new Promise<void>((resolve) => server.close(()
  * A local stand-in for the part of Stripe's API we call (POST /v1/checkout/sessions), spoken
  * to by the real SDK through STRIPE_API_BASE_URL. Form bodies are kept flat as the SDK sends
  * them (`line_items[0][price]`). Prices it does not know answer Stripe's 400 error shape.
+ * `checkoutPage`: each session's url is a page on the stand-in that redirects to its success_url
+ * (a buyer who paid), for browser tests; otherwise an address on Stripe's pattern that goes nowhere.
  */
-export async function startStripeStandIn(options: { secretKey: string; prices: string[] }) {
+export async function startStripeStandIn(options: { secretKey: string; prices: string[]; checkoutPage?: boolean }) {
   const checkouts: Array<Record<string, string>> = [];
+  const successUrls = new Map<string, string>();
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBytes(6).toString("hex")}` });
       res.end(JSON.stringify(body));
     };
+    // With `checkoutPage`, the session's url is a page here that "pays" at once: straight back to its success_url.
+    const page = /^\/c\/pay\/(cs_test_[0-9a-f]+)$/.exec(req.url ?? "");
+    if (req.method === "GET" && page) {
+      const back = successUrls.get(page[1]!);
+      return back ? void res.writeHead(303, { location: back }).end() : void res.writeHead(404).end();
+    }
     const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
     if (req.headers.authorization !== `Bearer ${options.secretKey}`) return send(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
     if (req.method !== "POST" || req.url !== "/v1/checkout/sessions") return send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${req.method}: ${req.url})` } });
@@ -36,11 +45,12 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
     if (!price || !options.prices.includes(price)) return send(400, { error: { type: "invalid_request_error", code: "resource_missing", param: "line_items[0][price]", message: `No such price: '${price}'` } });
     checkouts.push(form);
     const id = `cs_test_${randomBytes(12).toString("hex")}`;
+    if (form.success_url) successUrls.set(id, form.success_url);
     send(200, {
       id,
       object: "checkout.session",
       mode: form.mode,
-      url: `https://checkout.stripe.test/c/pay/${id}`,
+      url: options.checkoutPage ? `${url}/c/pay/${id}` : `https://checkout.stripe.test/c/pay/${id}`,
       success_url: form.success_url,
       cancel_url: form.cancel_url,
       client_reference_id: form.client_reference_id ?? null,

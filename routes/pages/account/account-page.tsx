@@ -10,7 +10,10 @@ import { PasskeysSection, type PasskeyControls } from "./passkeys.js";
 import { ProfileSection } from "./profile.js";
 import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "./queries.js";
 import { SessionsSection } from "./sessions.js";
+import { SubscriptionSection, type SubscriptionView } from "./subscription.js";
 import { TwoFactorSection } from "./two-factor.js";
+import { NftsSection, WalletsSection, type NftsView } from "./wallets.js";
+import type { WalletConnection } from "../../../plugins/wallet/store.js";
 
 export interface AccountView {
   user: { id: string; name: string; email: string; emailVerified: boolean };
@@ -26,6 +29,10 @@ export interface AccountView {
   apps: AuthorizedApp[];
   organizations: Omit<OrganizationsView, "userId">;
   agents: AgentAccessView;
+  subscription: SubscriptionView;
+  wallets: WalletConnection[];
+  /** null: no wallet is connected. */
+  nfts: NftsView | null;
   notice: string | null;
   error: string | null;
 }
@@ -37,6 +44,9 @@ const CONTENTS: Array<[string, string]> = [
   ["passkeys", "Passkeys"],
   ["two-factor", "Two-factor"],
   ["identities", "BAP identities"],
+  ["subscription", "Plan"],
+  ["wallets", "Wallets"],
+  ["nfts", "NFTs"],
   ["apps", "Apps"],
   ["organizations", "Organizations"],
   ["agents", "Agents"],
@@ -69,6 +79,9 @@ export function AccountPage(props: AccountView) {
       <PasskeysSection passkeys={props.passkeys} {...props.passkeyControls} />
       <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
       <IdentitiesSection identities={props.identities} />
+      <SubscriptionSection view={props.subscription} />
+      <WalletsSection wallets={props.wallets} identities={props.identities} />
+      <NftsSection nfts={props.nfts} />
       <AppsSection apps={props.apps} />
       <OrganizationsSection {...props.organizations} userId={props.user.id} />
       <AgentAccessSection view={props.agents} />

@@ -12,6 +12,8 @@ import { ACCOUNT_PATH } from "./outcome.js";
 import { passkeyRoutes } from "./passkeys.js";
 import { profileRoutes } from "./profile.js";
 import { sessionRoutes } from "./sessions.js";
+import { subscriptionRoutes } from "./subscription.js";
+import { walletRoutes } from "./wallets.js";
 import { twoFactorRoutes } from "./two-factor.js";
 
 /**
@@ -38,6 +40,8 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, passkeyRoutes)
   .route(ACCOUNT_PATH, identityRoutes)
   .route(ACCOUNT_PATH, appRoutes)
+  .route(ACCOUNT_PATH, subscriptionRoutes)
+  .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)
   // AGENT AUTH HOOK: pause/revoke forms of the agents section post here (./agents.tsx).

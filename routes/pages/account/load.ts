@@ -5,7 +5,7 @@ import { passkeyScript } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";
 import { loadAgentAccess } from "./agents.js";
-import { errorWords, noticeWords } from "./messages.js";
+import { errorWords, noticeWords, subscriptionWords } from "./messages.js";
 import {
   findTwoFactorEnabled,
   listActiveSessions,
@@ -19,12 +19,53 @@ import {
 } from "./queries.js";
 import { canManage } from "./organizations-section.js";
 import { KEY_SIGN_IN_TWO_FACTOR_ID } from "../../../plugins/key-sign-in/two-factor.js";
+import { isTierId } from "../../../plugins/subscriptions/tiers.js";
+import { userNfts } from "../../../plugins/wallet/ownership.js";
+import { listConnections } from "../../../plugins/wallet/store.js";
+import { offersAbove, type SubscriptionView } from "./subscription.js";
+import type { NftsView } from "./wallets.js";
+
+/**
+ * How long the page waits for the NFT indexer (and the tier check that asks it). Past it the
+ * page renders and says so; the answer still lands in their short caches for the next load.
+ */
+export const INDEXER_DEADLINE_MS = 2000;
+
+/** `work`'s value, or "late" once `ms` have passed (the work goes on). */
+function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** The tier ownership says the person holds; when that cannot be told in time, the tier last recorded. */
+async function loadSubscription(deps: PageDeps, userId: string): Promise<SubscriptionView> {
+  const { tiers, stripe, stripeSettings } = deps.billing;
+  const checked = await within(tiers.status(userId), INDEXER_DEADLINE_MS).catch((err: unknown) => {
+    deps.logger?.warn("account page: tier check failed", { err, userId });
+    return "late" as const;
+  });
+  let tier;
+  if (checked === "late") {
+    const row = await deps.db.selectFrom("user").select("subscriptionTier").where("id", "=", userId).executeTakeFirst();
+    tier = isTierId(row?.subscriptionTier) ? row.subscriptionTier : "free";
+  } else tier = checked.tier;
+  const lastVerified = checked !== "late" && checked.lastVerified ? new Date(checked.lastVerified) : null;
+  return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [] };
+}
+
+/** The NFTs of the person's wallets, as far as the indexer answers within the deadline. */
+function loadNfts(deps: PageDeps, userId: string): Promise<NftsView> {
+  return within(userNfts(deps.db, deps.billing.indexer, userId), INDEXER_DEADLINE_MS);
+}
 
 /** Everything the account page shows for the signed-in person, read in parallel. */
 export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
   const { db } = deps;
   const user = session.user;
-  const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script] = await Promise.all([
+  const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script, wallets, subscription, nfts] = await Promise.all([
     listActiveSessions(db, user.id),
     listLinkedAccounts(db, user.id),
     listPasskeys(db, user.id),
@@ -39,6 +80,9 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
       deps.logger?.error("passkey script build failed", { err });
       return null;
     }),
+    listConnections(db, user.id),
+    loadSubscription(deps, user.id),
+    loadNfts(deps, user.id),
   ]);
   const orgIds = memberships.map((m) => m.organizationId);
   const managed = memberships.filter((m) => canManage(m.role)).map((m) => m.organizationId);
@@ -58,7 +102,10 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     apps,
     organizations: { memberships, members, invitations, received },
     agents,
-    notice: noticeWords(search.get("notice")),
+    subscription,
+    wallets,
+    nfts: wallets.length ? nfts : null,
+    notice: noticeWords(search.get("notice")) ?? subscriptionWords(search.get("subscription")),
     error: errorWords(deps.auth, search.get("error")),
   };
 }

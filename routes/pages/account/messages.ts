@@ -37,6 +37,9 @@ export const NOTICES = {
   "agent-resumed": "The agent was resumed.",
   "agent-revoked": "The agent was revoked.",
   "agent-grant-revoked": "The agent's permission was revoked.",
+  "wallet-primary-set": "That wallet is now the primary one for its identity.",
+  "wallet-payment-set": "That wallet now receives payments for its identity.",
+  "wallet-disconnected": "The wallet was disconnected. The wallet itself and what it holds are unchanged.",
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 
@@ -55,6 +58,11 @@ const OUR_WORDS: Record<string, string> = {
   LINK_FAILED: "Linking that account did not finish. Try again.",
   ORGANIZATION_ALREADY_EXISTS: "That short name is taken. Choose another.",
   INVALID_STATE: "That no longer applies: it changed meanwhile. This is how it stands now.",
+  WALLET_NOT_CONNECTED: "That wallet is not connected to your account.",
+  PAYMENT_PROVIDER_NOT_SUPPORTED: "Only Yours and 1Sat wallets can receive payments.",
+  PAYMENTS_NOT_CONFIGURED: "This server does not take payments.",
+  PRICE_NOT_CONFIGURED: "That plan cannot be bought for that period here.",
+  CHECKOUT_FAILED: "The payment page could not be opened. Try again in a minute.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
@@ -64,6 +72,19 @@ export function errorWords(auth: Auth, code: string | null | undefined): string 
   const known = (auth.$ERROR_CODES as Record<string, { message?: string } | undefined>)[code];
   // better-auth's own messages end without a full stop; our plugins' (their $ERROR_CODES) with one.
   return known?.message ? (known.message.endsWith(".") ? known.message : `${known.message}.`) : OUR_WORDS.FAILED!;
+}
+
+/**
+ * Where Stripe Checkout sends the person back (plugins/subscriptions/checkout.ts): the payment
+ * itself is recorded by the webhook, so "success" says what happens next, not that the plan changed.
+ */
+const SUBSCRIPTION_OUTCOMES: Record<string, string> = {
+  success: "Thank you, your payment went through. Your plan NFT is being sent to your primary wallet; your plan changes once it arrives.",
+  cancelled: "The checkout was cancelled. You were not charged.",
+};
+
+export function subscriptionWords(outcome: string | null | undefined): string | null {
+  return outcome && Object.hasOwn(SUBSCRIPTION_OUTCOMES, outcome) ? SUBSCRIPTION_OUTCOMES[outcome]! : null;
 }
 
 export function noticeWords(key: string | null | undefined): string | null {
