@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { asBool, asDate } from "../../lib/db.js";
+import { findSelectedIdentity } from "../bap-identity/store.js";
 
 /**
  * Every read and write of the `walletConnection` table. Changes take the caller's user id and
@@ -135,4 +136,15 @@ export function makePrimaryWallet(db: Kysely<any>, userId: string, bapId: string
 /** The identity's wallet for payments, with the deposit address payments go to (when given). */
 export function makePaymentWallet(db: Kysely<any>, userId: string, bapId: string, address: string, depositAddress?: string): Promise<WalletConnection | null> {
   return markOne(db, "isPayment", userId, bapId, address, depositAddress ? { paymentAddress: depositAddress } : {});
+}
+
+/**
+ * Where the user's NFTs go: the primary wallet of their primary identity (in force), when it
+ * can hold 1Sat ordinals (an EVM account cannot). Null when there is no such wallet.
+ */
+export async function findPrimaryOrdinalsWallet(db: Kysely<any>, userId: string): Promise<WalletConnection | null> {
+  const identity = await findSelectedIdentity(db, userId);
+  if (!identity) return null;
+  const primary = (await listConnections(db, userId, identity.bapId)).find((c) => c.isPrimary);
+  return primary && primary.connectionMethod !== "evm" ? primary : null;
 }
