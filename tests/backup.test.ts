@@ -524,6 +524,23 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
     expect(got.status).toBe(200);
     expect(got.headers.get("cache-control")).toBe("no-store");
     expect(got.json).toMatchObject({ bapId: identity.bapId, backup: synced, generation: 2, lastUpdated: expect.any(String) });
+    // The published Sigma client's pullBackup reads the ciphertext as `encryptedBackup`.
+    expect(got.json.encryptedBackup).toBe(synced);
+  });
+
+  it("takes the proof in x-auth-token as well as Authorization: Bitcoin-Auth (spec, Authentication)", async () => {
+    const { identity } = await personWithIdentity();
+    const raw = JSON.stringify({ bapId: identity.bapId, encryptedBackup: ciphertext() });
+    const pushed = await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw) } });
+    expect(pushed.status, pushed.text).toBe(200);
+    const pulled = await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: { "x-auth-token": sign(identity.key, SYNC) } });
+    expect(pulled.status).toBe(200);
+    expect(pulled.json).toMatchObject({ bapId: identity.bapId, backup: JSON.parse(raw).encryptedBackup, encryptedBackup: JSON.parse(raw).encryptedBackup });
+    // The same token in both headers is one proof.
+    const token = sign(identity.key, SYNC);
+    expect((await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: { "x-auth-token": token, ...bitcoinAuth(token) } })).status).toBe(200);
+    // Single use holds whichever header carried it.
+    expect((await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: bitcoinAuth(token) })).status).toBe(401);
   });
 
   it("accepts an account whose own key is the identity's member key, with no registration record", async () => {
@@ -558,7 +575,8 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
       "another path": await sync(identity.key, body, { signPath: "/api/backup" }),
       "another body": await sync(identity.key, body, { signedBody: JSON.stringify({ ...body, encryptedBackup: ciphertext() }) }),
       "no body bound": await sync(identity.key, body, { signedBody: "" }),
-      "x-auth-token instead of Authorization": await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw) } }),
+      // Either header may carry the proof; two different tokens in them are ambiguous.
+      "x-auth-token and another Authorization token": await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw), ...bitcoinAuth(sign(identity.key, SYNC, raw, new Date(Date.now() - 1000).toISOString())) } }),
       "session cookie": await server.api(SYNC, { method: "POST", body: raw, cookie: person.cookie }),
       "OAuth bearer": await server.api(SYNC, { method: "POST", body: raw, headers: bearer(await accessTokenFor(person)) }),
       stale: await server.api(SYNC, { method: "POST", body: raw, headers: bitcoinAuth(sign(identity.key, SYNC, raw, new Date(Date.now() - 10 * 60_000).toISOString())) }),
