@@ -1,14 +1,13 @@
-import { PrivateKey } from "@bsv/sdk";
 import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
 import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newIdentity, registerIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
+import { newIdentity, registerIdentity, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
 import { fullCodeFlow, signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
+import { CONNECT, newWallet, walletToken } from "./helpers/wallet.js";
 
-const CONNECT = "/api/wallet/connect";
 type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
 
 let server: TestServer;
@@ -21,17 +20,6 @@ afterAll(async () => {
   await server?.close();
   await indexer?.close();
 });
-
-/** A wallet key of its own: what Yours or 1Sat would hold, and the address its ordinals sit at. */
-function newWallet() {
-  const key = PrivateKey.fromRandom();
-  return { key, pubkey: key.toPublicKey().toString(), address: key.toPublicKey().toAddress() as string };
-}
-type Wallet = ReturnType<typeof newWallet>;
-
-/** The token a wallet produces for a connection: it signs the connect path, no body. */
-const walletToken = (w: Wallet, opts: { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string } = {}) =>
-  signRequest(w.key, opts.path ?? CONNECT, undefined, { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
 
 /** A signed-in person with one registered BAP identity. */
 async function personWithIdentity() {
