@@ -12,19 +12,20 @@ import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createRedis } from "./lib/redis.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
-import { httpMinter, NO_BUYER_WALLETS, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
-import { createTierService, NO_TIER_NFTS, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
+import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
+import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
+import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
   mailer?: Mailer;
-  /** Paid tiers' collaborators; each defaults to the configured or "none yet" implementation. */
+  /** Paid tiers' collaborators; each defaults to the configured implementation. */
   subscriptions?: {
-    /** Who owns which tier NFT. Default: nobody (until the NFT-ownership service is wired). */
+    /** Who owns which tier NFT. Default: the connected wallets' NFTs through the indexer (TIER_NFT_*). */
     ownership?: TierOwnershipChecker;
-    /** The buyer's wallet to mint to. Default: none (until wallet connections are wired). */
+    /** The buyer's wallet to mint to. Default: the primary wallet of the primary identity. */
     wallets?: BuyerWallet;
     /** Default: the HTTP minting service at MINT_SERVICE_URL. */
     minter?: Minter;
@@ -54,14 +55,16 @@ export async function start(config: Config, options: StartOptions = {}) {
   }
 
   const paid = options.subscriptions ?? {};
-  const tiers = createTierService({ db: database.db, checker: paid.ownership ?? NO_TIER_NFTS, logger });
+  // The tier is the NFTs the user's connected wallets hold, read through the shared indexer client.
+  const ownership = paid.ownership ?? walletTierOwnership({ db: database.db, indexer: shared.ordinals, collections: config.tierNfts });
+  const tiers = createTierService({ db: database.db, checker: ownership, logger });
   const auth = createAuth({ ...deps, tiers });
   // The mint queue runs in every instance that can mint; jobs are claimed one worker at a time
   // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
   const minter =
     paid.minter ??
     (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate }) }) : null);
-  const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? NO_BUYER_WALLETS, logger, ...paid.worker }) : null;
+  const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? primaryBuyerWallet(database.db), logger, ...paid.worker }) : null;
   if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
   const subscriptions = {
     tiers,

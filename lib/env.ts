@@ -22,6 +22,8 @@ const Seconds = (fallback: number) =>
   );
 
 const PriceId = v.pipe(v.string(), v.regex(/^price_[A-Za-z0-9]+$/, "must be a Stripe price id (price_...)"));
+/** A 1Sat collection id: the outpoint of the collection's inscription, as its items' MAP data names it. */
+const CollectionId = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}_\d+$/, "must be a 1Sat collection id (txid_vout)"));
 
 const EnvSchema = v.object({
   NODE_ENV: v.optional(v.picklist(["development", "production", "test"]), "development"),
@@ -68,6 +70,8 @@ const EnvSchema = v.object({
   STRIPE_API_BASE_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\/[^/]+\/?$/, "must be http(s)://host[:port] without a path"))),
   MINT_SERVICE_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be http or https"))),
   MINT_SERVICE_TOKEN: v.optional(v.string()),
+  TIER_NFT_PLUS: v.optional(CollectionId),
+  TIER_NFT_PRO: v.optional(CollectionId),
 });
 
 export type DatabaseTarget =
@@ -134,6 +138,8 @@ export interface Config {
   };
   /** The service that mints tier NFTs (POST, JSON); unset: mint jobs wait. */
   readonly minting: { readonly serviceUrl: string | undefined; readonly token: string | undefined };
+  /** Each paid tier's NFT, as the 1Sat collection id (`txid_vout`) its items carry; unset: nobody holds that tier. */
+  readonly tierNfts: { readonly plus: string | undefined; readonly pro: string | undefined };
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
@@ -274,6 +280,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       api: stripeApi(e.STRIPE_API_BASE_URL),
     }),
     minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
+    tierNfts: Object.freeze({ plus: e.TIER_NFT_PLUS, pro: e.TIER_NFT_PRO }),
     social: social.social,
     warnings: Object.freeze(warnings),
   });

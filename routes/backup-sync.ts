@@ -10,8 +10,9 @@ import * as store from "../plugins/backup/store.js";
 import { found, invalidBitcoinAuth, isMemberKeyOf, limit, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./backup-access.js";
 
 /**
- * /api/backup/sync: `Authorization: Bitcoin-Auth <token>` by the identity's member key over
- * the path /api/backup/sync (no query); POST binds the exact body too. 20/min per IP.
+ * /api/backup/sync: a Bitcoin-Auth token by the identity's member key over the path
+ * /api/backup/sync (no query), in `Authorization: Bitcoin-Auth <token>` or in `x-auth-token`
+ * (spec, Authentication: the scheme table names both); POST binds the exact body too. 20/min per IP.
  */
 const SyncQuery = v.object({ bapId: BapId });
 const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
@@ -23,7 +24,16 @@ const syncRateLimit = createMiddleware<BackupEnv>(async (c, next) => {
   await next();
 });
 
-const syncToken = (c: Ctx) => /^Bitcoin-Auth +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? null;
+/**
+ * The sync proof, from either header. Two different tokens make the request ambiguous: it is
+ * refused rather than one of them picked.
+ */
+function syncToken(c: Ctx): string | null {
+  const inAuthorization = /^Bitcoin-Auth +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const inHeader = c.req.header("x-auth-token")?.trim() || undefined;
+  if (inAuthorization && inHeader && inAuthorization !== inHeader) throw invalidBitcoinAuth();
+  return inAuthorization ?? inHeader ?? null;
+}
 
 /**
  * The account a signer may sync `bapId` for: the registered profile's owner when the signer
@@ -46,7 +56,9 @@ async function pullBackup(c: Ctx) {
   const signer = await verifiedSigner(c, syncToken(c), SYNC_PATH);
   const { bapId } = check(SyncQuery, queryOf(c), "query");
   await syncOwner(c, bapId, signer);
-  return c.json(found(await store.findBackup(c.var.deps.db, bapId)));
+  const record = found(await store.findBackup(c.var.deps.db, bapId));
+  // The published Sigma client's pullBackup reads `encryptedBackup`; `backup` as on GET /api/backup.
+  return c.json({ ...record, encryptedBackup: record.backup });
 }
 
 async function syncBackup(c: Ctx) {

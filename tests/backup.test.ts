@@ -1,11 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { PrivateKey } from "@bsv/sdk";
+import { HD, PrivateKey } from "@bsv/sdk";
+import { checkBackupStatus, pullBackup, pushBackup } from "@sigma-auth/better-auth-plugin/client/sync";
 import { getAuthToken } from "bitcoin-auth";
-import { bapIdFromPubkey } from "bsv-bap";
+import { BAP, bapIdFromPubkey } from "bsv-bap";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../lib/env.js";
 import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
+import { recordIdentity } from "./helpers/bap.js";
 import { uniqueClientIp } from "./helpers/server.js";
 
 /**
@@ -41,22 +43,7 @@ function newIdentity(): Identity {
 /** Registers an identity for `userId` the way the profile routes would (the registration record). */
 async function registerIdentity(userId: string, opts: { primary?: boolean; createdAt?: Date } = {}): Promise<Identity> {
   const identity = newIdentity();
-  const createdAt = opts.createdAt ?? new Date();
-  await server.db
-    .insertInto("bapIdentity")
-    .values({
-      id: randomUUID(),
-      userId,
-      bapId: identity.bapId,
-      rootAddress: identity.key.toPublicKey().toAddress(),
-      currentAddress: identity.key.toPublicKey().toAddress(),
-      memberPubkey: identity.pubkey,
-      identity: JSON.stringify({ alternateName: "tester" }),
-      isPrimary: server.dbType === "sqlite" ? (opts.primary ? 1 : 0) : Boolean(opts.primary),
-      createdAt: date(createdAt),
-      updatedAt: date(createdAt),
-    })
-    .execute();
+  await recordIdentity(server, userId, { bapId: identity.bapId, memberPubkey: identity.pubkey, ...opts });
   return identity;
 }
 
@@ -524,6 +511,23 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
     expect(got.status).toBe(200);
     expect(got.headers.get("cache-control")).toBe("no-store");
     expect(got.json).toMatchObject({ bapId: identity.bapId, backup: synced, generation: 2, lastUpdated: expect.any(String) });
+    // The published Sigma client's pullBackup reads the ciphertext as `encryptedBackup`.
+    expect(got.json.encryptedBackup).toBe(synced);
+  });
+
+  it("takes the proof in x-auth-token as well as Authorization: Bitcoin-Auth (spec, Authentication)", async () => {
+    const { identity } = await personWithIdentity();
+    const raw = JSON.stringify({ bapId: identity.bapId, encryptedBackup: ciphertext() });
+    const pushed = await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw) } });
+    expect(pushed.status, pushed.text).toBe(200);
+    const pulled = await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: { "x-auth-token": sign(identity.key, SYNC) } });
+    expect(pulled.status).toBe(200);
+    expect(pulled.json).toMatchObject({ bapId: identity.bapId, backup: JSON.parse(raw).encryptedBackup, encryptedBackup: JSON.parse(raw).encryptedBackup });
+    // The same token in both headers is one proof.
+    const token = sign(identity.key, SYNC);
+    expect((await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: { "x-auth-token": token, ...bitcoinAuth(token) } })).status).toBe(200);
+    // Single use holds whichever header carried it.
+    expect((await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers: bitcoinAuth(token) })).status).toBe(401);
   });
 
   it("accepts an account whose own key is the identity's member key, with no registration record", async () => {
@@ -558,7 +562,8 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
       "another path": await sync(identity.key, body, { signPath: "/api/backup" }),
       "another body": await sync(identity.key, body, { signedBody: JSON.stringify({ ...body, encryptedBackup: ciphertext() }) }),
       "no body bound": await sync(identity.key, body, { signedBody: "" }),
-      "x-auth-token instead of Authorization": await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw) } }),
+      // Either header may carry the proof; two different tokens in them are ambiguous.
+      "x-auth-token and another Authorization token": await server.api(SYNC, { method: "POST", body: raw, headers: { "x-auth-token": sign(identity.key, SYNC, raw), ...bitcoinAuth(sign(identity.key, SYNC, raw, new Date(Date.now() - 1000).toISOString())) } }),
       "session cookie": await server.api(SYNC, { method: "POST", body: raw, cookie: person.cookie }),
       "OAuth bearer": await server.api(SYNC, { method: "POST", body: raw, headers: bearer(await accessTokenFor(person)) }),
       stale: await server.api(SYNC, { method: "POST", body: raw, headers: bitcoinAuth(sign(identity.key, SYNC, raw, new Date(Date.now() - 10 * 60_000).toISOString())) }),
@@ -575,6 +580,50 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
     const statuses = [];
     for (const headers of getCases) statuses.push((await server.api(`${SYNC}?bapId=${identity.bapId}`, { headers })).status);
     expect(statuses).toEqual([401, 403, 401, 401]);
+  });
+});
+
+describe("the published Sigma client's sync calls (pushBackup, pullBackup)", () => {
+  /** A local signer's keystore: a real bsv-bap identity, registered with its member key. */
+  async function localSigner() {
+    const person = await signUp(server);
+    const bap = new BAP(HD.fromRandom().toString());
+    const bapId = bap.newId().getIdentityKey();
+    const member = PrivateKey.fromWif(bap.getId(bapId)!.exportMember().wif);
+    await recordIdentity(server, person.user.id, { bapId, memberPubkey: member.toPublicKey().toString(), primary: true });
+    return { person, bap, bapId, member };
+  }
+  const config = () => ({ serverUrl: server.url });
+
+  it("pushes, then pulls the same ciphertext with its lastUpdated", async () => {
+    const { bap, bapId } = await localSigner();
+    const first = ciphertext();
+    expect(await pushBackup(bap, bapId, first, config())).toEqual({ success: true });
+    const pulled = await pullBackup(bap, bapId, config());
+    expect(pulled).toEqual({ success: true, encryptedBackup: first, lastUpdated: expect.any(String) });
+    expect(Number.isNaN(Date.parse(pulled.lastUpdated!))).toBe(false);
+    // A push replaces it, without a generation (spec: sync upserts without incrementing).
+    const second = ciphertext();
+    expect((await pushBackup(bap, bapId, second, config())).success).toBe(true);
+    expect((await pullBackup(bap, bapId, config())).encryptedBackup).toBe(second);
+    expect(await storedGeneration(bapId)).toBe(0);
+    expect(await checkBackupStatus(bap, bapId, config())).toEqual({ exists: true, lastUpdated: expect.any(String) });
+  });
+
+  it("reports a missing backup as missing, and refuses a keystore whose member key is not the registered one", async () => {
+    const { bap, bapId } = await localSigner();
+    const missing = await pullBackup(bap, bapId, config());
+    expect(missing).toMatchObject({ success: false, error: expect.any(String) });
+    expect(missing.encryptedBackup).toBeUndefined();
+    expect((await checkBackupStatus(bap, bapId, config())).exists).toBe(false);
+
+    // The registration names another member key: this keystore's tokens prove nothing.
+    const person = await signUp(server);
+    const other = new BAP(HD.fromRandom().toString());
+    const otherId = other.newId().getIdentityKey();
+    await recordIdentity(server, person.user.id, { bapId: otherId, memberPubkey: newIdentity().pubkey });
+    expect(await pushBackup(other, otherId, ciphertext(), config())).toMatchObject({ success: false, error: expect.any(String) });
+    expect(await storedGeneration(otherId)).toBeNull();
   });
 });
 

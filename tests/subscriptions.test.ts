@@ -6,7 +6,7 @@ import type { PaidTierId } from "../plugins/subscriptions/tiers.js";
 import { startMintWorker } from "../plugins/subscriptions/worker.js";
 import { signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
-import { signedEvent, startMintStandIn, startStripeStandIn } from "./helpers/stripe.js";
+import { completedCheckout, jobOf, paymentOf, signedEvent, startMintStandIn, startStripeStandIn, until, webhook } from "./helpers/stripe.js";
 
 const SECRET_KEY = "sk_test_standin";
 const WEBHOOK_SECRET = "whsec_test_standin";
@@ -37,41 +37,6 @@ let bare: TestServer;
 
 const checkout = (body: unknown, cookie?: string, target = server) => target.api("/api/subscription/checkout", { body, cookie });
 
-function webhook(target: TestServer, event: { payload: string; signature?: string }) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (event.signature) headers["stripe-signature"] = event.signature;
-  return target.api("/api/subscription/webhook", { method: "POST", body: event.payload, headers });
-}
-
-function completedCheckout(userId: string, tier: PaidTierId, extra: Record<string, unknown> = {}) {
-  const id = `cs_test_${randomBytes(8).toString("hex")}`;
-  return {
-    id,
-    object: "checkout.session",
-    client_reference_id: userId,
-    metadata: { userId, tier, interval: "monthly" },
-    payment_intent: `pi_${randomBytes(8).toString("hex")}`,
-    amount_total: tier === "plus" ? 1000 : 5000,
-    currency: "usd",
-    payment_status: "paid",
-    mode: "payment",
-    ...extra,
-  };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-const paymentOf = (target: TestServer, checkoutSessionId: string) =>
-  target.db.selectFrom("subscriptionPayment").selectAll().where("checkoutSessionId", "=", checkoutSessionId).executeTakeFirst();
-const jobOf = (target: TestServer, paymentId: string) => target.db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();
 
 // Two servers, one after the other: on PostgreSQL they would share the mint queue.
 describe("with Stripe and a minting service", () => {

@@ -20,12 +20,10 @@ export class MintUnavailable extends Error {
   override name = "MintUnavailable";
 }
 
-/** Where the buyer's NFT goes: their connected wallet's ordinals address. */
+/** Where the buyer's NFT goes: their connected wallet's ordinals address (./wallets.ts); null: the job waits. */
 export interface BuyerWallet {
   walletAddressOf(userId: string): Promise<string | null>;
 }
-/** Until the wallet-connection store is wired in, no buyer has a wallet: jobs wait. */
-export const NO_BUYER_WALLETS: BuyerWallet = { walletAddressOf: async () => null };
 
 /** Why a mint job waits on an instance with no minting service. */
 export const NO_MINTING_SERVICE = "No minting service is configured (MINT_SERVICE_URL); the job waits for one.";

@@ -7,7 +7,8 @@ import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from
 /**
  * Spec, "States and transitions": ownership of the tier NFT determines the tier. Whether a
  * user owns one is the NFT-ownership service's answer (the ordinals indexer behind the
- * wallet routes); this module only asks it, through this interface, and caches the answer.
+ * wallet routes, adapted in ./wallets.ts); this module only asks it, through this interface,
+ * and caches the answer.
  */
 export interface TierNft {
   /** The ordinal's origin outpoint. */
@@ -19,7 +20,10 @@ export interface TierOwnershipChecker {
   /** The user's NFT of `tier` in any connected wallet, or null. Throws when it cannot tell. */
   ownsTierNft(userId: string, tier: PaidTierId): Promise<TierNft | null>;
 }
-/** Until an ownership service is wired in, nobody owns a tier NFT: everyone is `free`. */
+/**
+ * Nobody owns a tier NFT: for auth instances that never check a tier (the db scripts). The
+ * server checks connected wallets (./wallets.ts).
+ */
 export const NO_TIER_NFTS: TierOwnershipChecker = { ownsTierNft: async () => null };
 
 /** GET /api/subscription/status (spec, "Subscription"). */

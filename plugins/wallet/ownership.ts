@@ -99,6 +99,28 @@ function collectionOf(nft: Nft): string | undefined {
 
 const matches = (query: OwnershipQuery) => (nft: Nft) => (query.origin ? nft.origin?.outpoint === query.origin : collectionOf(nft) === query.collection);
 
+/** One NFT matching a query, and the connected wallet that holds it. */
+export interface HeldNft {
+  nft: Nft;
+  walletAddress: string;
+}
+
+/**
+ * The first NFT of the origin or collection in any of the user's connected Bitcoin wallets
+ * (every identity's), or null when none holds one. When no wallet holds one but some wallet
+ * could not be read, the answer is unknown: an IndexerError, never a silent "no".
+ */
+export async function findHeldNft(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, query: Omit<OwnershipQuery, "minCount">): Promise<HeldNft | null> {
+  const listing = await userNfts(db, indexer, userId);
+  const match = matches({ ...query, minCount: 1 });
+  for (const wallet of listing.wallets) {
+    const nft = wallet.nfts.find(match);
+    if (nft) return { nft, walletAddress: wallet.address };
+  }
+  if (listing.incomplete) throw new IndexerError(`the indexer did not answer for ${listing.failedWallets.length} wallet(s)`);
+  return null;
+}
+
 /**
  * Whether the wallets of the user's primary BAP identity (in force) hold at least `minCount`
  * NFTs of the origin or collection, read through the indexer's short cache like GET /api/wallet/nfts.

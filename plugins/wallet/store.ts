@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { rowReader } from "../../lib/db.js";
+import { findSelectedIdentity } from "../bap-identity/store.js";
 
 /**
  * Every read and write of the `walletConnection` table. Changes take the caller's user id and
@@ -137,4 +138,15 @@ export async function makePaymentWallet(
   if (!current) return null;
   if (!canReceivePayments(current)) return { unsupported: current };
   return markOne(db, "isPayment", userId, bapId, address, depositAddress ? { paymentAddress: depositAddress } : {});
+}
+
+/**
+ * Where the user's NFTs go: the primary wallet of their primary identity (in force), when it
+ * can hold 1Sat ordinals (an EVM account cannot). Null when there is no such wallet.
+ */
+export async function findPrimaryOrdinalsWallet(db: Kysely<any>, userId: string): Promise<WalletConnection | null> {
+  const identity = await findSelectedIdentity(db, userId);
+  if (!identity) return null;
+  const primary = (await listConnections(db, userId, identity.bapId)).find((c) => c.isPrimary);
+  return primary && primary.connectionMethod !== "evm" ? primary : null;
 }

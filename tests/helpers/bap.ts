@@ -1,4 +1,5 @@
-import { PrivateKey } from "@bsv/sdk";
+import { randomUUID } from "node:crypto";
+import { PrivateKey, PublicKey } from "@bsv/sdk";
 import type { TestServer } from "./server.js";
 import { getAuthToken } from "bitcoin-auth";
 import { bapIdFromPubkey } from "bsv-bap";
@@ -36,4 +37,29 @@ export function keySignIn(server: TestServer, id: TestIdentity) {
 export function registerIdentity(server: TestServer, cookie: string, id: TestIdentity, extra: Record<string, unknown> = {}) {
   const body = JSON.stringify({ bapId: id.bapId, ...extra });
   return server.api("/api/user/bap-ids", { cookie, body, headers: { "x-auth-token": signRequest(id.key, "/api/user/bap-ids", body) } });
+}
+
+/**
+ * Writes a registration record straight into the table, the way the profile routes would
+ * store it: for identities those routes cannot make (a member key that does not derive the bapId).
+ */
+export async function recordIdentity(server: TestServer, userId: string, record: { bapId: string; memberPubkey: string; primary?: boolean; createdAt?: Date }) {
+  const createdAt = record.createdAt ?? new Date();
+  const date = server.dbType === "sqlite" ? createdAt.toISOString() : createdAt;
+  const address = PublicKey.fromString(record.memberPubkey).toAddress();
+  await server.db
+    .insertInto("bapIdentity")
+    .values({
+      id: randomUUID(),
+      userId,
+      bapId: record.bapId,
+      rootAddress: address,
+      currentAddress: address,
+      memberPubkey: record.memberPubkey,
+      identity: JSON.stringify({ alternateName: "tester" }),
+      isPrimary: server.dbType === "sqlite" ? (record.primary ? 1 : 0) : Boolean(record.primary),
+      createdAt: date,
+      updatedAt: date,
+    })
+    .execute();
 }

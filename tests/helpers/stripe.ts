@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import Stripe from "stripe";
+import type { PaidTierId } from "../../plugins/subscriptions/tiers.js";
+import type { TestServer } from "./server.js";
 
 /** Reads a request body as text. */
 async function bodyOf(req: IncomingMessage): Promise<string> {
@@ -99,3 +101,43 @@ export function signedEvent(secret: string, type: string, object: Record<string,
   const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: opts.timestamp });
   return { payload, signature };
 }
+
+/** POSTs a Stripe event to the webhook as Stripe would (signature header when given). */
+export function webhook(target: TestServer, event: { payload: string; signature?: string }) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (event.signature) headers["stripe-signature"] = event.signature;
+  return target.api("/api/subscription/webhook", { method: "POST", body: event.payload, headers });
+}
+
+/** The Checkout Session of a paid checkout by `userId` for `tier`, as checkout.session.completed carries it. */
+export function completedCheckout(userId: string, tier: PaidTierId, extra: Record<string, unknown> = {}) {
+  const id = `cs_test_${randomBytes(8).toString("hex")}`;
+  return {
+    id,
+    object: "checkout.session",
+    client_reference_id: userId,
+    metadata: { userId, tier, interval: "monthly" },
+    payment_intent: `pi_${randomBytes(8).toString("hex")}`,
+    amount_total: tier === "plus" ? 1000 : 5000,
+    currency: "usd",
+    payment_status: "paid",
+    mode: "payment",
+    ...extra,
+  };
+}
+
+/** Polls `probe` until it answers something, or fails after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The payment recorded for a Checkout Session, and the mint job of a payment. */
+export const paymentOf = (target: TestServer, checkoutSessionId: string) =>
+  target.db.selectFrom("subscriptionPayment").selectAll().where("checkoutSessionId", "=", checkoutSessionId).executeTakeFirst();
+export const jobOf = (target: TestServer, paymentId: string) => target.db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();

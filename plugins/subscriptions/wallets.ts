@@ -1,0 +1,40 @@
+import type { Kysely } from "kysely";
+import type { OrdinalsIndexer } from "../wallet/ordinals.js";
+import { findHeldNft } from "../wallet/ownership.js";
+import { findPrimaryOrdinalsWallet } from "../wallet/store.js";
+import type { BuyerWallet } from "./minter.js";
+import type { TierOwnershipChecker } from "./ownership.js";
+import type { PaidTierId } from "./tiers.js";
+
+/**
+ * The wallet plugin behind the subscription interfaces (spec, "States and transitions": a paid
+ * checkout leads to minting to the buyer's connected wallet; ownership of the NFT determines
+ * the tier). The only place the two plugins meet.
+ */
+
+/** Each paid tier's NFT: the 1Sat collection its items are minted into (TIER_NFT_PLUS, TIER_NFT_PRO). */
+export type TierCollections = Readonly<Record<PaidTierId, string | undefined>>;
+
+/**
+ * A tier is held when any connected Bitcoin wallet of the user (any identity) holds an item of
+ * the tier's collection, as the ordinals indexer reports it (its short cache included). A tier
+ * with no collection configured is held by nobody, and the indexer is not asked. When no
+ * wallet shows the NFT but some wallet could not be read, this throws: the tier service then
+ * keeps the last verified answer, or answers 503.
+ */
+export function walletTierOwnership(options: { db: Kysely<any>; indexer: OrdinalsIndexer; collections: TierCollections }): TierOwnershipChecker {
+  const { db, indexer, collections } = options;
+  return {
+    async ownsTierNft(userId, tier) {
+      const collection = collections[tier];
+      if (!collection) return null;
+      const held = await findHeldNft(db, indexer, userId, { collection });
+      return held ? { nftOrigin: held.nft.origin?.outpoint ?? held.nft.outpoint, walletAddress: held.walletAddress } : null;
+    },
+  };
+}
+
+/** Mint jobs go to the primary wallet of the buyer's primary identity; with none, they wait. */
+export function primaryBuyerWallet(db: Kysely<any>): BuyerWallet {
+  return { walletAddressOf: async (userId) => (await findPrimaryOrdinalsWallet(db, userId))?.address ?? null };
+}
