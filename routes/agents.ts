@@ -1,10 +1,9 @@
 import { Hono, type Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import * as agentStore from "../plugins/agents/store.js";
-import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
+import { noStore, refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
  * The owner's controls over their agents (session only; the account page builds on these):
@@ -29,15 +28,8 @@ const GRANT_REVOKE = "/grants/:id/revoke";
 
 const conflict = (detail: string) => problem(PROBLEM_CODES.INVALID_STATE, { detail });
 
-/**
- * The cookie alone must not revoke anything: a browser POST from another site is refused
- * (browsers always send Origin on POST; API clients with a bearer session send none).
- */
-const notFromOtherSites = createMiddleware<AgentEnv>(async (c, next) => {
-  const origin = c.req.header("origin");
-  if ((origin && origin !== "null" && origin !== c.var.deps.authUrl) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
-  await next();
-});
+/** The cookie alone must not revoke anything from another site. */
+const notFromOtherSites = refuseOtherSites<AgentEnv>((c) => c.var.deps.authUrl);
 
 async function listEstate(c: Context<AgentEnv>) {
   return c.json(await agentStore.listAgentEstate(c.var.deps.db, c.var.session.user.id));

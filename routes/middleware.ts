@@ -1,7 +1,8 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type Context, type Env, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RequestIdVariables } from "hono/request-id";
 import type { Auth } from "../auth.config.js";
+import { problems } from "../lib/errors.js";
 import { findSession, requireSession, type SessionWithUser } from "./session.js";
 
 /**
@@ -97,5 +98,19 @@ export function sameOriginOnly<E extends AppEnv>(authUrl: string, refuse: (c: Co
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD" || isSameOrigin(c, authUrl)) return next();
     return refuse(c);
+  };
+}
+
+/**
+ * A cookie alone must not change state from another site: a browser sends Origin (and
+ * Sec-Fetch-Site) on every cross-origin POST and DELETE; API clients with a bearer session
+ * send neither, so they pass. GET and HEAD pass. Answers a 403 problem.
+ */
+export function refuseOtherSites<E extends Env>(authUrlOf: (c: Context<E>) => string): MiddlewareHandler<E> {
+  return async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const origin = c.req.header("origin");
+    if ((origin && origin !== "null" && origin !== authUrlOf(c)) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
+    await next();
   };
 }

@@ -1,4 +1,4 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { getAddress } from "viem";
@@ -13,7 +13,7 @@ import { issueEvmChallenge, verifyEvmConnection } from "../plugins/wallet/evm.js
 import type { OrdinalsIndexer } from "../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../plugins/wallet/ownership.js";
 import * as wallets from "../plugins/wallet/store.js";
-import { isSameOrigin, noStore, sessionRequired, type AppEnv } from "./middleware.js";
+import { noStore, refuseOtherSites, sessionRequired, type AppEnv } from "./middleware.js";
 
 /**
  * Wallet connections and NFT checks (spec "Wallet"; session only, an OAuth bearer is not a
@@ -207,21 +207,9 @@ async function ownership(c: C) {
   return c.json(await verifyOwnership(c.var.deps.db, c.var.deps.indexer, c.var.session.user.id, query), 200);
 }
 
-/**
- * A cookie alone must not change connections from another site: a browser sends Origin on
- * every cross-origin POST and DELETE (and Sec-Fetch-Site); API clients send neither.
- */
-const notCrossSite = (authUrl: string): MiddlewareHandler<WalletEnv> => async (c, next) => {
-  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-  const origin = c.req.header("origin");
-  const foreign = origin ? origin !== "null" && !isSameOrigin(c, authUrl) : c.req.header("sec-fetch-site") === "cross-site";
-  if (foreign) throw problems.forbidden("This request must come from our own pages.");
-  await next();
-};
-
 export function walletRoutes(deps: WalletRouteDeps) {
   return new Hono<WalletEnv>()
-    .use(noStore, sessionRequired(deps.auth), notCrossSite(deps.authUrl), async (c, next) => {
+    .use(noStore, sessionRequired(deps.auth), refuseOtherSites<WalletEnv>(() => deps.authUrl), async (c, next) => {
       c.set("deps", deps);
       await next();
     })
