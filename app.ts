@@ -18,7 +18,7 @@ import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
 import { jwksDocument, jwksRoutes } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
-import { subscriptionRoutes, subscriptionStatusRoute, type SubscriptionDeps } from "./routes/subscription.js";
+import { subscriptionRoutes, subscriptionStatusRoutes, type SubscriptionDeps } from "./routes/subscription.js";
 import type { ProfileDeps } from "./routes/profile.js";
 import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
@@ -85,11 +85,11 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
   app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth, shared.jwks) }));
 
-  const subscriptionDeps: SubscriptionDeps = { db, logger, authUrl, settings: config.stripe, ...subscriptions };
+  const subscriptionDeps: SubscriptionDeps = { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions };
   // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one handler, two mounts.
-  app.route(`${BASE_PATH}/subscription/status`, subscriptionStatusRoute(auth, subscriptionDeps));
+  app.route(`${BASE_PATH}/subscription/status`, withDeps(subscriptionStatusRoutes, subscriptionDeps));
   // Before the 64 KiB limit below: the webhook reads up to its own limit.
-  app.route("/api/subscription", subscriptionRoutes(auth, subscriptionDeps));
+  app.route("/api/subscription", withDeps(subscriptionRoutes, subscriptionDeps));
 
   const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
   app.use(`${BASE_PATH}/*`, (c, next) => {
@@ -126,7 +126,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
   // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
   // published Sigma client calls it (before the better-auth catch-all below).
-  const wallets = walletRoutes({ auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret });
+  const wallets = withDeps(walletRoutes, { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret });
   app.route("/api/wallet", wallets);
   app.route(`${BASE_PATH}/wallet`, wallets);
   app.all(`${BASE_PATH}/*`, async (c) => {

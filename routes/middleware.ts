@@ -12,7 +12,7 @@ import { findSession, requireSession, type SessionWithUser } from "./session.js"
  */
 export interface AppEnv {
   Variables: RequestIdVariables & {
-    /** Set by `sessionRequired` (always) and `sessionOptional` (when there is one). */
+    /** Set by `signedIn` (always) and `maybeSignedIn` (when there is one). */
     session: SessionWithUser;
   };
 }
@@ -40,30 +40,16 @@ export function withDeps<Deps extends RouteDeps, Extra extends object>(router: H
   return new Hono<RouteEnv<Deps>>().use(provide).route("/", router);
 }
 
-/** better-auth's own session lookup (cookie or bearer session token); 401 problem without one. */
-export function sessionRequired(auth: Auth): MiddlewareHandler<AppEnv> {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    c.set("session", await requireSession(auth, c.req.raw.headers));
-    await next();
-  });
-}
-
-/** The session when there is one; handlers that answer anonymous callers too read `c.get("session")`. */
-export function sessionOptional(auth: Auth): MiddlewareHandler<AppEnv> {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const session = await findSession(auth, c.req.raw.headers);
-    if (session) c.set("session", session);
-    await next();
-  });
-}
-
-/** `sessionRequired` for module-level routers: the auth of the mount's dependencies. */
+/**
+ * better-auth's own session lookup (cookie or bearer session token), with the auth of the
+ * mount's dependencies; 401 problem without one.
+ */
 export const signedIn = createMiddleware<RouteEnv>(async (c, next) => {
   c.set("session", await requireSession(c.var.deps.auth, c.req.raw.headers));
   await next();
 });
 
-/** `sessionOptional` for module-level routers. */
+/** The session when there is one; handlers that answer anonymous callers too read `c.get("session")`. */
 export const maybeSignedIn = createMiddleware<RouteEnv>(async (c, next) => {
   const session = await findSession(c.var.deps.auth, c.req.raw.headers);
   if (session) c.set("session", session);

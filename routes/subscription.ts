@@ -1,9 +1,8 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Kysely } from "kysely";
 import Stripe from "stripe";
 import * as v from "valibot";
-import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
 import { problem, problems } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
@@ -15,14 +14,14 @@ import type { TierService } from "../plugins/subscriptions/ownership.js";
 import { verifyWebhook } from "../plugins/subscriptions/stripe.js";
 import { INTERVALS, PAID_TIER_IDS } from "../plugins/subscriptions/tiers.js";
 import { handleStripeEvent } from "../plugins/subscriptions/webhook.js";
-import { noStore, sessionRequired, type AppEnv } from "./middleware.js";
+import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
  * Spec, "Subscription": checkout (Stripe Checkout), status (from NFT ownership) and the
  * Stripe webhook (spec, "Events"). Errors 8: checkout answers 400 for a missing field, an
  * unknown tier, an invalid interval or a price that is not configured, 401 without a session.
  */
-export interface SubscriptionDeps {
+export interface SubscriptionDeps extends RouteDeps {
   db: Kysely<any>;
   logger: Logger;
   authUrl: string;
@@ -79,28 +78,19 @@ async function receiveWebhook(c: Ctx) {
 
 const invalidSignature = (detail: string) => problem(PROBLEM_CODES.INVALID_SIGNATURE, { detail });
 
-type SubscriptionEnv = AppEnv & { Variables: { deps: SubscriptionDeps } };
+type SubscriptionEnv = RouteEnv<SubscriptionDeps>;
 
 /** Largest webhook body read: Stripe events are a few KiB; checkout's body is tiny. */
 const MAX_BODY_BYTES = 256 * 1024;
 
-function withDeps(deps: SubscriptionDeps): MiddlewareHandler<SubscriptionEnv> {
-  return async (c, next) => {
-    c.set("deps", deps);
-    await next();
-  };
-}
+const tooLarge = () => problemResponse(problems.tooLarge());
 
-export function subscriptionRoutes(auth: Auth, deps: SubscriptionDeps) {
-  const tooLarge = () => problemResponse(problems.tooLarge());
-  return new Hono<SubscriptionEnv>()
-    .use(withDeps(deps), noStore, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }))
-    .post("/checkout", sessionRequired(auth), createCheckout)
-    .get("/status", sessionRequired(auth), subscriptionStatus)
-    .post("/webhook", receiveWebhook);
-}
+/** Mounted at /api/subscription with `withDeps`. */
+export const subscriptionRoutes = new Hono<SubscriptionEnv>()
+  .use(noStore, bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }))
+  .post("/checkout", signedIn, createCheckout)
+  .get("/status", signedIn, subscriptionStatus)
+  .post("/webhook", receiveWebhook);
 
 /** The same status handler, for its second mount at {base_url}/subscription/status. */
-export function subscriptionStatusRoute(auth: Auth, deps: SubscriptionDeps) {
-  return new Hono<SubscriptionEnv>().use(withDeps(deps), noStore).get("/", sessionRequired(auth), subscriptionStatus);
-}
+export const subscriptionStatusRoutes = new Hono<SubscriptionEnv>().use(noStore).get("/", signedIn, subscriptionStatus);

@@ -13,7 +13,7 @@ import { issueEvmChallenge, verifyEvmConnection } from "../plugins/wallet/evm.js
 import type { OrdinalsIndexer } from "../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../plugins/wallet/ownership.js";
 import * as wallets from "../plugins/wallet/store.js";
-import { noStore, refuseOtherSites, sessionRequired, type AppEnv } from "./middleware.js";
+import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware.js";
 
 /**
  * Wallet connections and NFT checks (spec "Wallet"; session only, an OAuth bearer is not a
@@ -43,7 +43,7 @@ export interface WalletRouteDeps {
   secret: string;
 }
 
-type WalletEnv = { Variables: AppEnv["Variables"] & { deps: WalletRouteDeps } };
+type WalletEnv = RouteEnv<WalletRouteDeps>;
 type C = Context<WalletEnv>;
 
 /**
@@ -207,19 +207,15 @@ async function ownership(c: C) {
   return c.json(await verifyOwnership(c.var.deps.db, c.var.deps.indexer, c.var.session.user.id, query), 200);
 }
 
-export function walletRoutes(deps: WalletRouteDeps) {
-  return new Hono<WalletEnv>()
-    .use(noStore, sessionRequired(deps.auth), refuseOtherSites<WalletEnv>(() => deps.authUrl), async (c, next) => {
-      c.set("deps", deps);
-      await next();
-    })
-    .post("/connect", connect)
-    .post("/connect/challenge", evmChallenge)
-    .get("/connect", listWallets)
-    .delete("/connect", disconnect)
-    .get("/address", walletAddress)
-    .post("/set-primary", setPrimary)
-    .post("/set-payment", setPayment)
-    .get("/nfts", nfts)
-    .post("/verify-ownership", ownership);
-}
+/** Mounted with `withDeps` at /api/wallet and at {base_url}/wallet (the published Sigma client's). */
+export const walletRoutes = new Hono<WalletEnv>()
+  .use(noStore, signedIn, refuseOtherSites<WalletEnv>((c) => c.var.deps.authUrl))
+  .post("/connect", connect)
+  .post("/connect/challenge", evmChallenge)
+  .get("/connect", listWallets)
+  .delete("/connect", disconnect)
+  .get("/address", walletAddress)
+  .post("/set-primary", setPrimary)
+  .post("/set-payment", setPayment)
+  .get("/nfts", nfts)
+  .post("/verify-ownership", ownership);

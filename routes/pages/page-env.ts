@@ -60,7 +60,7 @@ export const ownPagesOnly: MiddlewareHandler<PageEnv> = (c, next) => sameOriginO
 
 /**
  * The session when there is one (`c.get("session")`), for pages that also answer anonymous
- * visitors: routes/middleware.ts `sessionOptional`, with the `auth` the mount brings.
+ * visitors: routes/middleware.ts `maybeSignedIn`, with the `auth` the mount brings.
  */
 export const withSession = createMiddleware<PageEnv>(async (c, next) => {
   const session = await findSession(c.var.page.auth, c.req.raw.headers);
