@@ -2,11 +2,24 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { isJsonObject } from "../../lib/json.js";
+import { hookOn } from "../hooks.js";
 import { clientLimitHook } from "./client-limit.js";
 import { SUBSCRIPTION_ERROR_CODES } from "./error-codes.js";
 import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
+
+/** The session object answers the user's current tier, even when it changed after sign-in. */
+const sessionShowsCurrentTier = hookOn(
+  "/get-session",
+  createAuthMiddleware(async (ctx) => {
+    const returned = ctx.context.returned;
+    if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return;
+    const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
+    if (returned.session.subscriptionTier === tier) return;
+    return ctx.json({ ...returned, session: { ...returned.session, subscriptionTier: tier } });
+  }),
+);
 
 /**
  * Paid tiers inside better-auth: the tables (./schema.ts), `subscriptionTier` on the session,
@@ -42,19 +55,7 @@ export function subscriptions(options: { db: Kysely<any>; tiers: TierService }) 
     },
     hooks: {
       before: [clientLimitHook(tiers)],
-      after: [
-        {
-          // The session object answers the user's current tier, even when it changed after sign-in.
-          matcher: (ctx) => ctx.path === "/get-session",
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned;
-            if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return;
-            const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
-            if (returned.session.subscriptionTier === tier) return;
-            return ctx.json({ ...returned, session: { ...returned.session, subscriptionTier: tier } });
-          }),
-        },
-      ],
+      after: [sessionShowsCurrentTier],
     },
   } satisfies BetterAuthPlugin;
 }
