@@ -26,6 +26,8 @@ const RegisterIdentity = v.strictObject({
   profile: v.optional(v.record(v.string(), v.unknown())),
 });
 
+const RotateMemberKey = v.strictObject({ bapId: BapId, memberPubkey: Pubkey, currentAddress: v.optional(Address) });
+
 type Ctx = Context<ProfileEnv>;
 const noSuchIdentity = () => problems.notFound("You have no BAP identity with that bapId.");
 
@@ -40,6 +42,11 @@ async function listMine(c: Ctx) {
   return c.json({ bapIds: await listRegistrations(c.var.deps.db, c.var.session.user.id) });
 }
 
+const NOT_ROOT_KEY =
+  "Registration is signed by the identity's root member key, whose address derives the bapId " +
+  "(bsv-bap: identity.getWalletRoot(identity.rootPath); exportMember() returns it until the identity rotates). " +
+  "A rotated key is added afterwards with POST /api/user/bap-ids/member-key.";
+
 /**
  * Registering an identity claims it: the member key must prove control (its address is the
  * root address the bapId derives from), or anyone could put another's bap_id in tokens.
@@ -49,7 +56,7 @@ async function register(c: Ctx) {
   const { value: body, raw } = await readJson(c, RegisterIdentity, 64 * 1024);
   const proof = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: "/api/user/bap-ids", body: raw }, bitcoinAuth);
   if (!proof.ok) throw problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail: "Sign this request with the identity's member key (header x-auth-token)." });
-  if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY);
+  if (bapIdOfMemberKey(proof.pubkey) !== body.bapId) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY, { detail: NOT_ROOT_KEY });
 
   const { profile, ...fields } = body;
   const result = await identities.registerIdentity(db, c.var.session.user.id, {
@@ -61,6 +68,27 @@ async function register(c: Ctx) {
   if (result === "taken") throw problem(PROBLEM_CODES.BAP_ID_TAKEN);
   const row = (await identities.findIdentity(db, body.bapId))!;
   return c.json({ bapId: registrationRecord(row) }, result === "created" ? 201 : 200);
+}
+
+/**
+ * A rotated member key (bsv-bap `incrementPath`: `exportMember()` then hands out the key at the
+ * new path, which no longer derives the bapId). Two signatures over the same body: the key in
+ * force (the registered member key, or the root key) hands over in `x-auth-token`, and the new
+ * key proves it is held in `x-member-key-proof`. Afterwards the old key no longer signs in.
+ */
+async function rotateMemberKey(c: Ctx) {
+  const { db, bitcoinAuth } = c.var.deps;
+  const path = "/api/user/bap-ids/member-key";
+  const { value: body, raw } = await readJson(c, RotateMemberKey, 4 * 1024);
+  const from = await verifyBitcoinAuthToken(c.req.header("x-auth-token"), { requestPath: path, body: raw }, bitcoinAuth);
+  if (!from.ok) throw problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail: "Sign this request with the identity's current member key (header x-auth-token)." });
+  const to = await verifyBitcoinAuthToken(c.req.header("x-member-key-proof"), { requestPath: path, body: raw }, bitcoinAuth);
+  if (!to.ok || to.pubkey !== body.memberPubkey) throw problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail: "Sign this request with the new member key too (header x-member-key-proof)." });
+  const owned = await identities.findOwnedIdentity(db, c.var.session.user.id, body.bapId);
+  if (!owned) throw noSuchIdentity();
+  const rotated = await identities.rotateMemberKey(db, c.var.session.user.id, { bapId: body.bapId, from: from.pubkey, to: to.pubkey, currentAddress: body.currentAddress });
+  if (!rotated) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY, { detail: "x-auth-token is not signed by this identity's member key in force (or its root key), or the identity is suspended." });
+  return c.json({ bapId: registrationRecord((await identities.findIdentity(db, body.bapId))!) });
 }
 
 /**
@@ -89,4 +117,5 @@ export const userBapIdRoutes = new Hono<ProfileEnv>()
   .get("/bap-ids", lookupByMemberKey, signedIn, listMine)
   .post("/bap-ids", signedIn, writeQuota, register)
   .post("/bap-ids/confirm", signedIn, confirm)
+  .post("/bap-ids/member-key", signedIn, writeQuota, rotateMemberKey)
   .delete("/bap-ids", signedIn, remove);

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { HD, PrivateKey } from "@bsv/sdk";
+import { PrivateKey } from "@bsv/sdk";
 import { checkBackupStatus, pullBackup, pushBackup } from "@sigma-auth/better-auth-plugin/client/sync";
 import { getAuthToken } from "bitcoin-auth";
 import { BAP, bapIdFromPubkey } from "bsv-bap";
@@ -584,13 +584,15 @@ describe("GET, POST /api/backup/sync: Authorization: Bitcoin-Auth by the member 
 });
 
 describe("the published Sigma client's sync calls (pushBackup, pullBackup)", () => {
-  /** A local signer's keystore: a real bsv-bap identity, registered with its member key. */
+  /** A local signer's keystore: a real (Type-42) bsv-bap identity, registered through the API with the key the client signs with. */
   async function localSigner() {
     const person = await signUp(server);
-    const bap = new BAP(HD.fromRandom().toString());
+    const bap = new BAP({ rootPk: PrivateKey.fromRandom().toWif() });
     const bapId = bap.newId().getIdentityKey();
     const member = PrivateKey.fromWif(bap.getId(bapId)!.exportMember().wif);
-    await recordIdentity(server, person.user.id, { bapId, memberPubkey: member.toPublicKey().toString(), primary: true });
+    const body = JSON.stringify({ bapId });
+    const registered = await server.api("/api/user/bap-ids", { cookie: person.cookie, body, headers: { "x-auth-token": sign(member, "/api/user/bap-ids", body) } });
+    expect(registered.status).toBe(201);
     return { person, bap, bapId, member };
   }
   const config = () => ({ serverUrl: server.url });
@@ -617,13 +619,11 @@ describe("the published Sigma client's sync calls (pushBackup, pullBackup)", () 
     expect(missing.encryptedBackup).toBeUndefined();
     expect((await checkBackupStatus(bap, bapId, config())).exists).toBe(false);
 
-    // The registration names another member key: this keystore's tokens prove nothing.
-    const person = await signUp(server);
-    const other = new BAP(HD.fromRandom().toString());
-    const otherId = other.newId().getIdentityKey();
-    await recordIdentity(server, person.user.id, { bapId: otherId, memberPubkey: newIdentity().pubkey });
-    expect(await pushBackup(other, otherId, ciphertext(), config())).toMatchObject({ success: false, error: expect.any(String) });
-    expect(await storedGeneration(otherId)).toBeNull();
+    // The keystore rotated and the registration still names the old member key: its tokens prove nothing.
+    const rotated = await localSigner();
+    rotated.bap.getId(rotated.bapId)!.incrementPath();
+    expect(await pushBackup(rotated.bap, rotated.bapId, ciphertext(), config())).toMatchObject({ success: false, error: expect.any(String) });
+    expect(await storedGeneration(rotated.bapId)).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, SelectQueryBuilder } from "kysely";
 import { rowReader } from "../../lib/db.js";
+import { bapIdOfMemberKey } from "../../lib/bap.js";
 import { canRemoveOneBapIdentity, type SignInMethodsContext } from "../social/sign-in-methods.js";
 import { isSuspended } from "./registrations.js";
 
@@ -174,6 +175,26 @@ export async function registerIdentity(db: Kysely<any>, userId: string, input: I
       await setAccountPubkey(trx, userId, input.memberPubkey);
     }
     return existing ? ("updated" as const) : ("created" as const);
+  });
+}
+
+/**
+ * A rotation (BAP: the identity's signing key moves on, `incrementPath`): the registered
+ * member key of the user's own identity becomes `to`. Only while the key that signed the
+ * request is still the one in force (`from`: the registered member key, or the root key, which
+ * derives the bapId and so always speaks for it); false when the identity is not the user's,
+ * is suspended, or `from` lost the race to another rotation.
+ */
+export async function rotateMemberKey(db: Kysely<any>, userId: string, rotation: { bapId: string; from: string; to: string; currentAddress?: string }, now = new Date()): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await findOwnedIdentity(trx, userId, rotation.bapId);
+    if (!row || isSuspended(row)) return false;
+    if (row.memberPubkey !== rotation.from && bapIdOfMemberKey(rotation.from) !== rotation.bapId) return false;
+    let update = trx.updateTable("bapIdentity").set({ memberPubkey: rotation.to, ...(rotation.currentAddress ? { currentAddress: rotation.currentAddress } : {}), updatedAt: now }).where("id", "=", row.id);
+    update = row.memberPubkey === null ? update.where("memberPubkey", "is", null) : update.where("memberPubkey", "=", row.memberPubkey);
+    if (!Number((await update.executeTakeFirst()).numUpdatedRows)) return false;
+    if (row.isPrimary) await setAccountPubkey(trx, userId, rotation.to);
+    return true;
   });
 }
 
