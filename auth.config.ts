@@ -24,6 +24,7 @@ import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
 import { tokenRevocation } from "./plugins/token-revocation/index.js";
+import { registrationManagement } from "./plugins/registration-management/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -241,6 +242,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       backup(),
       wallet(),
       registrationPolicy({ development: config.env !== "production" }),
+      // RFC 7592: read, update and delete a registration with its registration access token.
+      registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
       subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
       admin(),

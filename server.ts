@@ -17,6 +17,7 @@ import { createTierService, type TierOwnershipChecker } from "./plugins/subscrip
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
+import { startClientExpiry } from "./plugins/registration-management/expiry.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -72,6 +73,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     mintWaitReason: minter ? null : NO_MINTING_SERVICE,
     onMintQueued: () => mintWorker?.wake(),
   };
+  const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
@@ -102,6 +104,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await mintWorker?.stop();
+      expiry?.stop();
       await database.close();
       redis?.disconnect();
     },

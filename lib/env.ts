@@ -47,6 +47,7 @@ const EnvSchema = v.object({
   AUTH_CODE_TTL: Seconds(600),
   ID_TOKEN_TTL: Seconds(3600),
   REGISTER_RATE_LIMIT: v.pipe(v.optional(v.string(), "20"), v.transform(Number), v.integer(), v.minValue(1)),
+  ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
   KEY_SIGN_IN_SKIPS_TWO_FACTOR: Bool,
@@ -102,6 +103,8 @@ export interface Config {
   readonly dataDir: string;
   readonly ttl: { readonly accessToken: number; readonly refreshToken: number; readonly code: number; readonly idToken: number };
   readonly registerRateLimit: number;
+  /** Anonymous registrations unused this many days are deleted (0: never). */
+  readonly anonymousClientTtlDays: number;
   readonly rateLimitEnabled: boolean;
   readonly sigmaServiceName: string;
   /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
@@ -259,6 +262,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       idToken: e.ID_TOKEN_TTL,
     }),
     registerRateLimit: e.REGISTER_RATE_LIMIT,
+    anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
     rateLimitEnabled: e.RATE_LIMIT_ENABLED !== "false",
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
     bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,

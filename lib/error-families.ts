@@ -38,14 +38,18 @@ export const OAUTH_ROUTES: ReadonlyMap<string, OAuthRoute> = new Map(
   }).map(([path, route]) => [BASE_PATH + path, route]),
 );
 
+/** RFC 7592 §2: the client configuration endpoint, `/oauth2/register/<client_id>`, authenticated by a bearer token. */
+const CLIENT_CONFIGURATION_PREFIX = `${BASE_PATH}/oauth2/register/`;
+const CLIENT_CONFIGURATION: OAuthRoute = { unauthorized: "invalid_token", tooManyRequests: "slow_down", otherwise: "invalid_client_metadata" };
+
 /** The OAuth endpoint at this path, if it is one. */
 export function oauthRouteOf(path: string): OAuthRoute | undefined {
-  return OAUTH_ROUTES.get(path);
+  return OAUTH_ROUTES.get(path) ?? (path.startsWith(CLIENT_CONFIGURATION_PREFIX) ? CLIENT_CONFIGURATION : undefined);
 }
 
 /** The error family of a request path. */
 export function errorFamilyOf(path: string): ErrorFamily {
-  if (OAUTH_ROUTES.has(path)) return "rfc6749";
+  if (oauthRouteOf(path)) return "rfc6749";
   if (path === BASE_PATH || path.startsWith(`${BASE_PATH}/`)) return "better-auth";
   if (path === "/api" || path.startsWith("/api/")) return "problem";
   return "html";

@@ -5,9 +5,17 @@ import { hasNulInForm, hasNulInJson, jsonTooDeep, NUL_REFUSED, RAW_FORM_BODY, TO
  * the declared length the body limits check, and one read of a declared body for better-auth.
  */
 
-/** GET and HEAD requests that announce no body (no Content-Length, not chunked). */
+/** Methods whose requests normally carry no body (RFC 9110 §9.3: no defined semantics for one). */
+const BODILESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
+
+/**
+ * GET, HEAD, DELETE and OPTIONS requests that announce no body (no Content-Length or a zero
+ * one, not chunked). A DELETE from fetch says `Content-Length: 0`; handed on with an empty
+ * stream, better-auth's router would ask it for a Content-Type (415).
+ */
 export function hasNoBody(req: Request): boolean {
-  return (req.method === "GET" || req.method === "HEAD") && !req.headers.has("content-length") && !req.headers.has("transfer-encoding");
+  const length = req.headers.get("content-length");
+  return BODILESS.has(req.method) && (length === null || length.trim() === "0") && !req.headers.has("transfer-encoding");
 }
 
 /** The Content-Length of a request that declares one (and is not chunked), else undefined. */
@@ -24,7 +32,7 @@ export function declaredLength(req: Request): number | undefined {
  * straight from the socket instead, and better-auth gets a Request over those bytes.
  */
 export async function withBufferedBody(req: Request): Promise<Request | string> {
-  // A GET or HEAD without a body: a Request of its own, without the adapter's per-request
+  // A GET, HEAD, DELETE or OPTIONS without a body: a Request of its own, without the adapter's per-request
   // AbortController and socket-backed body plumbing (nothing here aborts on disconnect).
   if (hasNoBody(req)) return new Request(req.url, { method: req.method, headers: req.headers });
   // A declared empty body passes as it is; a chunked one was already read (and limited) by

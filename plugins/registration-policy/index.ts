@@ -94,7 +94,7 @@ const CLIENT_WRITES: Record<string, (body: Record<string, unknown>) => unknown> 
  * a signed-in person's create-client, or update-client (which would otherwise let a client
  * registered within the bounds grow past them).
  */
-function checkClientMetadata(metadata: unknown, development: boolean) {
+export function checkClientMetadata(metadata: unknown, development: boolean) {
   if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) return;
   const body = metadata as Record<string, unknown>;
   checkSizes(body);
@@ -108,9 +108,10 @@ function checkClientMetadata(metadata: unknown, development: boolean) {
  * - the extension members `member_pubkey` (compressed secp256k1 key, hex) and `owner_bap_id`
  *   are validated, stored as `memberPubkey` / `ownerBapId`, and echoed back;
  * - `public` and `type` are recorded from the auth method and application type;
- * - while developing (NODE_ENV other than production), a web app whose redirect URIs are all
- *   http on a loopback host is registered as a native client (RFC 8252 §7.3), the only
- *   client type for which the provider accepts them;
+ * - a registration whose redirect URIs are all http on a loopback host and that names no
+ *   application_type is a native client (RFC 8252 §7.3), the only client type for which the
+ *   provider accepts them; while developing (NODE_ENV other than production) so is one that
+ *   says `web`;
  * - on register, create-client and update-client alike: sizes and list lengths are bounded,
  *   `jwks` holds at most 10 keys in 8 KiB, client_uri, logo_uri, tos_uri, policy_uri and
  *   jwks_uri are https (loopback http while developing), and client_name has no control or
@@ -142,13 +143,12 @@ export function registrationPolicy(options: { development: boolean }) {
               invalidMetadata("owner_bap_id must be a BAP identity key (base58)");
             }
             const uris = body.redirect_uris;
-            const loopbackWebApp =
-              options.development &&
-              (body.application_type === undefined || body.application_type === "web") &&
-              Array.isArray(uris) &&
-              uris.length > 0 &&
-              uris.every(isHttpLoopback);
-            if (loopbackWebApp) return { context: { body: { ...body, application_type: "native" } } };
+            // Only loopback http redirect URIs and no application_type: a native app (RFC 8252
+            // §7.3), the way common MCP and CLI clients register; better-auth's default, `web`,
+            // would refuse them. An explicit `web` stays web outside development.
+            const loopbackOnly = Array.isArray(uris) && uris.length > 0 && uris.every(isHttpLoopback);
+            const nativeApp = loopbackOnly && (body.application_type === undefined || (options.development && body.application_type === "web"));
+            if (nativeApp) return { context: { body: { ...body, application_type: "native" } } };
           }),
         },
       ],

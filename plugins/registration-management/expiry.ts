@@ -1,0 +1,34 @@
+import type { Kysely } from "kysely";
+import type { Logger } from "../../lib/logger.js";
+import { expireUnusedAnonymousClients } from "./store.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes anonymous registrations no token was issued to for `ttlDays` (ANONYMOUS_CLIENT_TTL_DAYS),
+ * at start-up and then hourly, in batches. Every instance may run it: a delete is idempotent.
+ * A failed round (database away) is logged and tried again at the next.
+ */
+export function startClientExpiry(options: { db: Kysely<any>; ttlDays: number; logger: Logger; everyMs?: number }): { stop(): void } {
+  const { db, ttlDays, logger } = options;
+  let running = false;
+  const round = async () => {
+    if (running) return;
+    running = true;
+    try {
+      let deleted: string[];
+      do {
+        deleted = await expireUnusedAnonymousClients(db, new Date(Date.now() - ttlDays * DAY));
+        if (deleted.length) logger.info("unused anonymous client registrations deleted", { count: deleted.length, ttlDays });
+      } while (deleted.length === 500);
+    } catch (err) {
+      logger.warn("client registration expiry failed; retrying next round", { err: err instanceof Error ? err.message : String(err) });
+    } finally {
+      running = false;
+    }
+  };
+  void round();
+  const timer = setInterval(() => void round(), options.everyMs ?? 60 * 60 * 1000);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

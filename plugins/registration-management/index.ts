@@ -1,0 +1,144 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError, createAuthEndpoint, createAuthMiddleware, isAPIError } from "better-auth/api";
+import type { BetterAuthPluginDBSchema } from "@better-auth/core/db";
+import type { Kysely } from "kysely";
+import { hookOn } from "../hooks.js";
+import { namedClientIds } from "../member-key/named-clients.js";
+import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
+import { checkRegistrationToken, newRegistrationToken, saveRegistrationToken, touchClient } from "./store.js";
+
+/**
+ * RFC 7592 (dynamic client registration management): every registration answers a
+ * `registration_client_uri` and a `registration_access_token`; with that token, GET reads the
+ * client, PUT replaces its metadata and DELETE removes it (a deleted client's token requests
+ * then answer 401 invalid_client, the signal on which clients register again). Also records
+ * when each client last received a token, for the expiry of unused anonymous registrations
+ * (./store.ts expireUnusedAnonymousClients, run by server.ts).
+ *
+ * The token is stored hashed, so it cannot be shown twice: a read or an update answers a new
+ * one and the old one stops working (RFC 7592 §3 lets the server rotate it; Keycloak does the
+ * same). The client secret is stored hashed as well and is never in these answers.
+ */
+export const registrationManagementSchema = {
+  oauthClientRegistration: {
+    fields: {
+      clientId: { type: "string", required: true, unique: true, references: { model: "oauthClient", field: "clientId", onDelete: "cascade" } },
+      /** SHA-256 (hex) of the registration access token. */
+      tokenHash: { type: "string", required: true },
+      createdAt: { type: "date", required: true },
+      /** When a token was last issued to the client (at most hourly precision). */
+      lastUsedAt: { type: "date", required: false },
+    },
+  },
+} satisfies BetterAuthPluginDBSchema;
+
+export const REGISTRATION_PATH = "/oauth2/register";
+
+const invalidToken = (description: string): never => {
+  throw new APIError("UNAUTHORIZED", { error: "invalid_token", error_description: description }, { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${description}"` });
+};
+
+function bearerToken(authorization: string | null | undefined): string | null {
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? "");
+  return match?.[1] ?? null;
+}
+
+export function registrationManagement(options: { db: Kysely<any>; baseURL: string }) {
+  const { db } = options;
+  const clientUri = (clientId: string) => `${options.baseURL}${REGISTRATION_PATH}/${encodeURIComponent(clientId)}`;
+
+  /** Hands out a new registration access token with the client's information. */
+  async function withNewToken(row: ClientRow, extra: Record<string, unknown> = {}) {
+    const token = newRegistrationToken();
+    await saveRegistrationToken(db, row.clientId, token);
+    return { ...clientInformation(row), ...extra, registration_client_uri: clientUri(row.clientId), registration_access_token: token };
+  }
+
+  /**
+   * The client the bearer token manages. RFC 7592 §2: a bad token is a 401 (RFC 6750), and so
+   * is a client that does not exist (§2.1), so an outsider learns nothing from the answer.
+   */
+  async function managedClient(ctx: { params?: Record<string, string>; headers?: Headers; context: { adapter: any } }): Promise<ClientRow> {
+    const clientId = ctx.params?.clientId ?? "";
+    const token = bearerToken(ctx.headers?.get("authorization"));
+    if (!token) invalidToken("send the registration access token as a Bearer token");
+    if (!clientId || clientId.length > 255 || !(await checkRegistrationToken(db, clientId, token!))) invalidToken("the registration access token is not valid for this client");
+    const row = await ctx.context.adapter.findOne({ model: "oauthClient", where: [{ field: "clientId", value: clientId }] });
+    if (!row) invalidToken("the registration access token is not valid for this client");
+    return row as ClientRow;
+  }
+
+  /** After a registration: the management URI and its first token. */
+  const answerManagementCredentials = hookOn(
+    REGISTRATION_PATH,
+    createAuthMiddleware(async (ctx) => {
+      const returned = ctx.context.returned as Record<string, unknown> | undefined;
+      if (!returned || isAPIError(returned) || returned instanceof Response || typeof returned.client_id !== "string") return;
+      const token = newRegistrationToken();
+      await saveRegistrationToken(db, returned.client_id, token);
+      ctx.setStatus(201);
+      return ctx.json({ ...returned, registration_client_uri: clientUri(returned.client_id), registration_access_token: token });
+    }),
+  );
+
+  /** After a token is issued: the client was used (for the expiry of unused registrations). */
+  const recordUse = hookOn(
+    "/oauth2/token",
+    createAuthMiddleware(async (ctx) => {
+      const returned = ctx.context.returned;
+      if (!returned || isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;
+      const body = ctx.body && typeof ctx.body === "object" ? (ctx.body as Record<string, unknown>) : {};
+      const form = new URLSearchParams();
+      for (const [name, value] of Object.entries(body)) if (typeof value === "string") form.append(name, value);
+      const ids = namedClientIds(form, ctx.headers?.get("authorization") ?? null);
+      if (ids.size === 1) await touchClient(db, [...ids][0]!);
+    }),
+  );
+
+  /**
+   * RFC 6749 §5.2: an unknown client is `invalid_client` (401). oauth-provider authenticates a
+   * confidential client first, but for a public one (a client_id alone) it looks at the grant
+   * first and answered a deleted client's refresh with `invalid_grant`; RFC 7592 clients
+   * register again on `invalid_client`, so a public client's id is checked here first.
+   */
+  const refuseUnknownPublicClient = hookOn(
+    "/oauth2/token",
+    createAuthMiddleware(async (ctx) => {
+      const body = ctx.body && typeof ctx.body === "object" ? (ctx.body as Record<string, unknown>) : {};
+      if (ctx.headers?.get("authorization") || body.client_secret !== undefined || body.client_assertion !== undefined) return;
+      const clientId = body.client_id;
+      if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 255) return;
+      const found = await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst();
+      if (!found) throw new APIError("UNAUTHORIZED", { error: "invalid_client", error_description: "unknown client" });
+    }),
+  );
+
+  const readClient = createAuthEndpoint(`${REGISTRATION_PATH}/:clientId`, { method: "GET" }, async (ctx) => {
+    const row = await managedClient(ctx);
+    ctx.setHeader("Cache-Control", "no-store");
+    return ctx.json(await withNewToken(row));
+  });
+
+  const updateClient = createAuthEndpoint(`${REGISTRATION_PATH}/:clientId`, { method: "PUT", cloneRequest: false }, async (ctx) => {
+    const row = await managedClient(ctx);
+    const update = clientUpdate(row, ctx.body, { development: process.env.NODE_ENV !== "production" });
+    if ("error" in update) throw new APIError("BAD_REQUEST", update);
+    const updated = await ctx.context.adapter.update({ model: "oauthClient", where: [{ field: "clientId", value: row.clientId }], update: { ...update.fields, updatedAt: new Date() } });
+    ctx.setHeader("Cache-Control", "no-store");
+    return ctx.json(await withNewToken((updated ?? { ...row, ...update.fields }) as ClientRow));
+  });
+
+  const deleteClient = createAuthEndpoint(`${REGISTRATION_PATH}/:clientId`, { method: "DELETE" }, async (ctx) => {
+    const row = await managedClient(ctx);
+    // Its tokens, consents and this registration go with it (foreign keys, on delete cascade).
+    await ctx.context.adapter.delete({ model: "oauthClient", where: [{ field: "clientId", value: row.clientId }] });
+    return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });
+  });
+
+  return {
+    id: "registration-management",
+    schema: registrationManagementSchema,
+    endpoints: { readOAuthClientRegistration: readClient, updateOAuthClientRegistration: updateClient, deleteOAuthClientRegistration: deleteClient },
+    hooks: { before: [refuseUnknownPublicClient], after: [answerManagementCredentials, recordUse] },
+  } satisfies BetterAuthPlugin;
+}

@@ -1,0 +1,72 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Kysely } from "kysely";
+import { rowReader } from "../../lib/db.js";
+
+/**
+ * The registration access tokens of RFC 7592 and when each client was last used. A token is
+ * stored as its SHA-256 only (like client secrets and OAuth tokens here): a copy of the
+ * database manages no client.
+ */
+export interface ClientRegistration {
+  clientId: string;
+  tokenHash: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+const toRegistration = rowReader<ClientRegistration>({ clientId: "text", tokenHash: "text", createdAt: "date", lastUsedAt: "date?" });
+
+const hash = (token: string) => createHash("sha256").update(token, "utf8").digest("hex");
+
+/** 256 bits, base64url: an opaque bearer credential (RFC 6750 §2.1 b64token). */
+export function newRegistrationToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Sets (or replaces: a rotation) the client's registration access token. */
+export async function saveRegistrationToken(db: Kysely<any>, clientId: string, token: string, now = new Date()): Promise<void> {
+  const updated = await db.updateTable("oauthClientRegistration").set({ tokenHash: hash(token) }).where("clientId", "=", clientId).executeTakeFirst();
+  if (Number(updated.numUpdatedRows)) return;
+  await db.insertInto("oauthClientRegistration").values({ id: clientId, clientId, tokenHash: hash(token), createdAt: now, lastUsedAt: null }).execute();
+}
+
+/** Whether `token` is the client's registration access token, compared in constant time. */
+export async function checkRegistrationToken(db: Kysely<any>, clientId: string, token: string): Promise<boolean> {
+  const row = await db.selectFrom("oauthClientRegistration").selectAll().where("clientId", "=", clientId).executeTakeFirst();
+  if (!row) return false;
+  const stored = Buffer.from(toRegistration(row).tokenHash, "hex");
+  const given = Buffer.from(hash(token), "hex");
+  return stored.length === given.length && timingSafeEqual(stored, given);
+}
+
+/** Marks the client used at `now` (a token was issued to it), at most once per `everyMs`. */
+export async function touchClient(db: Kysely<any>, clientId: string, now = new Date(), everyMs = 60 * 60 * 1000): Promise<void> {
+  const stale = new Date(now.getTime() - everyMs);
+  await db
+    .updateTable("oauthClientRegistration")
+    .set({ lastUsedAt: now })
+    .where("clientId", "=", clientId)
+    .where((eb) => eb.or([eb("lastUsedAt", "is", null), eb("lastUsedAt", "<", stale)]))
+    .execute();
+}
+
+/**
+ * Deletes anonymous registrations (no owning user or reference) not used since `cutoff` (or,
+ * never used, registered before it); their tokens and consents go with them (foreign keys).
+ * Clients a person registered while signed in are theirs to delete and never expire here.
+ * Answers the client ids deleted.
+ */
+export async function expireUnusedAnonymousClients(db: Kysely<any>, cutoff: Date): Promise<string[]> {
+  const unused = await db
+    .selectFrom("oauthClientRegistration as r")
+    .innerJoin("oauthClient as c", "c.clientId", "r.clientId")
+    .select("r.clientId")
+    .where("c.userId", "is", null)
+    .where("c.referenceId", "is", null)
+    .where((eb) => eb.or([eb.and([eb("r.lastUsedAt", "is", null), eb("r.createdAt", "<", cutoff)]), eb("r.lastUsedAt", "<", cutoff)]))
+    .limit(500)
+    .execute();
+  const ids = unused.map((row) => String(row.clientId));
+  if (ids.length) await db.deleteFrom("oauthClient").where("clientId", "in", ids).where("userId", "is", null).execute();
+  return ids;
+}
