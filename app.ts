@@ -24,6 +24,7 @@ import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
+import { healthRoutes, type HealthDeps } from "./routes/health.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -38,6 +39,8 @@ export interface AppDeps {
   config: Config;
   /** Built once in server.ts and shared with better-auth's plugins (collaborators.ts). */
   shared: Collaborators;
+  /** What /readyz checks (lib/readiness.ts; server.ts builds it over the database and Redis). */
+  readiness: HealthDeps["readiness"];
   /** Paid tiers (server.ts builds them: the tier service, the Stripe client, the mint worker's wake-up). */
   subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
 }
@@ -48,7 +51,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -82,6 +85,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   });
 
   app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
+  app.route("/", withDeps(healthRoutes, { auth, readiness }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
   app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth, shared.jwks) }));
 

@@ -10,6 +10,7 @@ import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
+import { createReadiness } from "./lib/readiness.js";
 import { createRedis } from "./lib/redis.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
@@ -74,7 +75,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     onMintQueued: () => mintWorker?.wake(),
   };
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions });
+  const readiness = createReadiness({ database, redis });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
