@@ -23,6 +23,9 @@ import type { ProfileDeps } from "./routes/profile.js";
 import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { walletRoutes } from "./routes/wallet.js";
+import { domainVerificationRoutes } from "./routes/domain-verifications.js";
+import { domainChecks } from "./plugins/domain-verification/checks.js";
+import { createSafeFetch } from "./lib/safe-fetch.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import { healthRoutes, type HealthDeps } from "./routes/health.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
@@ -133,6 +136,20 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   const wallets = withDeps(walletRoutes, { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret });
   app.route("/api/wallet", wallets);
   app.route(`${BASE_PATH}/wallet`, wallets);
+  const domains = config.domainVerification;
+  app.route(
+    "/api/domain-verifications",
+    withDeps(domainVerificationRoutes, {
+      auth,
+      db,
+      authUrl,
+      checks: domainChecks({ resolverServers: domains.resolverServers, safeFetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, maxBytes: 64 * 1024 }) }),
+      challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
+      challengeTtlMs: domains.challengeTtl * 1000,
+      validityMs: domains.validity * 1000,
+      verifyLimiter: windowLimiter(limits, { max: 20, windowMs: 60_000 }, "idp:domain-verify:"),
+    }),
+  );
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);

@@ -38,6 +38,7 @@ import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
+import { domainVerification } from "./plugins/domain-verification/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -62,7 +63,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const send = shared.mailer;
   const bitcoinAuth = shared.bitcoinAuth.auth;
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
-  const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate });
+  const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   // One count of user-code checks per IP for all the device routes together (plugins/device).
@@ -241,6 +242,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       oauthBearer(),
       backup(),
       wallet(),
+      domainVerification(),
       registrationPolicy({ development: config.env !== "production" }),
       // RFC 7592: read, update and delete a registration with its registration access token.
       registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),

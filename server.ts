@@ -65,7 +65,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
   const minter =
     paid.minter ??
-    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate }) }) : null);
+    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa }) }) : null);
   const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? primaryBuyerWallet(database.db), logger, ...paid.worker }) : null;
   if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
   const subscriptions = {

@@ -57,6 +57,11 @@ const EnvSchema = v.object({
   DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
+  OUTBOUND_EXTRA_CA_FILE: v.optional(v.string()),
+  DNS_RESOLVER_SERVERS: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-fA-F.:\[\], ]+$/, "must be a comma-separated list of IP addresses, each with an optional :port"))),
+  DOMAIN_VERIFICATION_CHALLENGE_TTL: Seconds(7 * 24 * 3600),
+  DOMAIN_VERIFICATION_VALIDITY: Seconds(90 * 24 * 3600),
+  DOMAIN_VERIFICATION_HTTPS_PORT: v.pipe(v.optional(v.string(), "443"), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535)),
   ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
   ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
@@ -122,6 +127,14 @@ export interface Config {
   readonly agents: { readonly dynamicHosts: boolean };
   /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
   readonly outboundAllowPrivate: boolean;
+  /** OUTBOUND_EXTRA_CA_FILE's certificates (PEM): trusted by the guarded fetcher besides the system's. Tests and private deployments. */
+  readonly outboundExtraCa: string | undefined;
+  /**
+   * Domain verification (plugins/domain-verification): the DNS servers asked for TXT records
+   * (empty: the system's), how long a challenge may be met and a verification holds (s), and
+   * the port the https method fetches from (443 but in tests).
+   */
+  readonly domainVerification: { readonly resolverServers: readonly string[]; readonly challengeTtl: number; readonly validity: number; readonly httpsPort: number };
   /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
   readonly ordinals: { readonly apiUrl: string; readonly timeoutMs: number };
   /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
@@ -184,6 +197,18 @@ function developmentSecret(dataDir: string): string {
   return secret;
 }
 
+/** OUTBOUND_EXTRA_CA_FILE: PEM certificates, read once. */
+function readCaFile(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, "utf8");
+  } catch {
+    throw new ConfigError(`OUTBOUND_EXTRA_CA_FILE: cannot read ${path}`);
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError("OUTBOUND_EXTRA_CA_FILE: must hold PEM certificates");
+  return pem;
+}
+
 export function loadEnv(source: Record<string, string | undefined> = process.env): Config {
   const raw = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
   const parsed = v.safeParse(EnvSchema, raw);
@@ -235,6 +260,12 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
   }
+  if (e.OUTBOUND_EXTRA_CA_FILE) {
+    warnings.push(`OUTBOUND_EXTRA_CA_FILE is set: server-side fetches also trust the certificates in ${e.OUTBOUND_EXTRA_CA_FILE}.`);
+  }
+  if (e.DOMAIN_VERIFICATION_HTTPS_PORT !== 443) {
+    warnings.push(`DOMAIN_VERIFICATION_HTTPS_PORT=${e.DOMAIN_VERIFICATION_HTTPS_PORT}: the https domain check looks on that port, not 443. Tests only.`);
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
   const proxyHops = e.TRUST_PROXY_HOPS ?? (e.TRUST_PROXY ? 1 : 0);
@@ -271,6 +302,13 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+    outboundExtraCa: e.OUTBOUND_EXTRA_CA_FILE ? readCaFile(e.OUTBOUND_EXTRA_CA_FILE) : undefined,
+    domainVerification: Object.freeze({
+      resolverServers: Object.freeze((e.DNS_RESOLVER_SERVERS ?? "").split(",").map((s) => s.trim()).filter(Boolean)),
+      challengeTtl: e.DOMAIN_VERIFICATION_CHALLENGE_TTL,
+      validity: e.DOMAIN_VERIFICATION_VALIDITY,
+      httpsPort: e.DOMAIN_VERIFICATION_HTTPS_PORT,
+    }),
     ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,

@@ -63,6 +63,14 @@ export const PROBLEM_CODES = defineProblemCodes({
   WALLET_TAKEN: { status: 409, detail: "This wallet is connected to that identity on another account." },
   /** wallet: set-payment on a wallet whose provider cannot receive payments (only yours and 1sat). */
   PAYMENT_PROVIDER_NOT_SUPPORTED: { status: 400, detail: "Only yours and 1sat wallets can receive payments." },
+  /** domain verification: the named OAuth client is not one the caller owns (registered while signed in). */
+  OAUTH_CLIENT_NOT_OWNED: { status: 403, detail: "That OAuth client is not yours: register it while signed in to tie a domain to it." },
+  /** domain verification: no such record among the caller's. */
+  DOMAIN_VERIFICATION_NOT_FOUND: { status: 404, detail: "You have no domain verification with that id." },
+  /** domain verification: the challenge ran out before it was met; start a new one. */
+  DOMAIN_CHALLENGE_EXPIRED: { status: 409, detail: "This challenge has expired; create a new domain verification." },
+  /** domain verification: the record or file was not found, or did not hold the token (the detail says which). */
+  DOMAIN_NOT_VERIFIED: { status: 422, detail: "The domain does not publish this challenge yet." },
 });
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

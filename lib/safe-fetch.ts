@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { rootCertificates } from "node:tls";
 import { nonPublicReason } from "./ip-address.js";
 
 /**
@@ -16,6 +17,8 @@ import { nonPublicReason } from "./ip-address.js";
  * 3. No redirects are followed (a 3xx is returned as it is), a deadline covers the whole
  *    exchange, and the body is cut off past a size cap.
  * `allowPrivate` (OUTBOUND_ALLOW_PRIVATE, development and tests only) skips the address rule.
+ * `extraCa` (OUTBOUND_EXTRA_CA_FILE) adds certificate authorities to the system's; TLS is
+ * verified either way.
  */
 
 export interface SafeFetchOptions {
@@ -25,6 +28,8 @@ export interface SafeFetchOptions {
   timeoutMs?: number;
   /** Largest response body read, in bytes. @default 1048576 */
   maxBytes?: number;
+  /** OUTBOUND_EXTRA_CA_FILE: PEM certificates trusted besides Node's bundled roots. @default none */
+  extraCa?: string;
 }
 export interface SafeRequest {
   method?: string;
@@ -72,6 +77,7 @@ function toHeaders(raw: IncomingHttpHeaders): Headers {
 export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   const timeoutMs = options.timeoutMs ?? 5000;
   const maxBytes = options.maxBytes ?? 1024 * 1024;
+  const ca = options.extraCa ? [...rootCertificates, options.extraCa] : undefined;
   const parse = (target: string) => {
     try {
       return new URL(target);
@@ -96,7 +102,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
         reject(err);
         req.destroy();
       };
-      const req = send(url, { method: init.method ?? "GET", headers, lookup: pinned, signal: deadline }, (res) => {
+      const req = send(url, { method: init.method ?? "GET", headers, lookup: pinned, signal: deadline, ...(ca && url.protocol === "https:" ? { ca } : {}) }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {

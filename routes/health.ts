@@ -19,7 +19,7 @@ function live(c: Ctx) {
   return c.json({ status: "ok" });
 }
 
-const { NOT_READY } = PROBLEM_CODES;
+const NOT_READY = PROBLEM_CODES.NOT_READY;
 
 async function ready(c: Ctx) {
   const report = await c.var.deps.readiness();

@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
+import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
 import type { SessionWithUser } from "../session.js";
-import { ConsentPage, type IdentityChoice } from "./consent.js";
+import { ConsentPage, type Destination, type IdentityChoice } from "./consent.js";
 import { ErrorPage } from "./error-page.js";
 import { errorWords } from "./error-words.js";
 import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay.js";
@@ -25,7 +26,21 @@ async function showConsent(c: PageContext) {
   // A person with several BAP identities picks the one this app will see (the `bap_id` claim).
   const session: SessionWithUser | undefined = c.get("session");
   const identities = scopes.includes("profile") && session ? await identityChoices(c.var.page, session) : [];
-  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} />);
+  const destination = await destinationOf(c.var.page, clientId, signed.get("redirect_uri"));
+  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} />);
+}
+
+const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** Where the signed request's redirect URI sends the code, and whether a verified domain of the client's stands behind it. */
+async function destinationOf({ db }: PageDeps, clientId: string, redirectUri: string | null | undefined): Promise<Destination | null> {
+  const url = redirectUri ? URL.parse(redirectUri) : null;
+  if (!url) return null;
+  if (url.protocol !== "https:" && url.protocol !== "http:") return { shown: `${url.protocol}//`, verified: false, loopback: false };
+  const loopback = LOOPBACK.test(url.hostname);
+  // Only https hosts can be verified: a code sent over plain http could be read on the way.
+  const verified = url.protocol === "https:" && !loopback && (await isVerifiedClientHost(db, clientId, url.hostname));
+  return { shown: url.origin, verified, loopback };
 }
 
 /** The identities to choose from, when there is a choice; the session's selection is preselected. */

@@ -28,7 +28,43 @@ export interface IdentityChoice {
   selected: boolean;
 }
 
-export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[] }) {
+/**
+ * Where the authorization code goes, as the consent page states it: registration is open, so
+ * the client's name is only what it calls itself; the redirect URI's origin is what the code
+ * will actually reach.
+ */
+export interface Destination {
+  /** The redirect URI's origin (`https://app.example.com`), or its scheme for a native app's private-use URI. */
+  shown: string;
+  /** A domain verification in force ties this host to the client (plugins/domain-verification). */
+  verified: boolean;
+  /** localhost or a loopback address: an app on this device (RFC 8252 §7.3; MCP clients). */
+  loopback: boolean;
+}
+
+/** The destination, and the one honest sentence about who stands behind it. */
+function DestinationNote(props: { destination: Destination }) {
+  const { shown, verified, loopback } = props.destination;
+  return (
+    <>
+      <p>
+        If you allow, you will be sent back to <strong>{shown}</strong>.
+      </p>
+      {verified ? (
+        <p class="notice">Verified: the owner of this app has proved control of {shown}.</p>
+      ) : (
+        <p class="muted">Unverified app: nobody has proved who runs {shown}. The name above is what the app calls itself.</p>
+      )}
+      {loopback ? (
+        <p class="warning" role="note">
+          This address is on your own device (localhost). Allow only if you started this app yourself just now.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null }) {
   return (
     <Layout title={`Allow ${props.clientName}?`}>
       <div class="row">
@@ -38,6 +74,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
         </h1>
       </div>
       {props.clientUri ? <p class="muted">{props.clientUri}</p> : null}
+      {props.destination ? <DestinationNote destination={props.destination} /> : null}
       <p>It will be able to:</p>
       <ScopeList scopes={props.scopes} />
       <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
