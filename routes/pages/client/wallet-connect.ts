@@ -1,3 +1,5 @@
+import { postJson } from "./post-json.js";
+
 /**
  * "Connect an Ethereum wallet" on the account page: the browser wallet (an EIP-1193 provider
  * at window.ethereum, as MetaMask and most extensions inject it) shares an account
@@ -83,16 +85,6 @@ async function connect(bapId: string, challengePath: string, connectPath: string
 
 function utf8Hex(text: string): string {
   return `0x${Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
-
-function postJson(path: string, body: unknown): Promise<Response> {
-  return fetch(path, {
-    method: "POST",
-    credentials: "same-origin",
-    cache: "no-store",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
-  });
 }
 
 /** The JSON of a good answer; a refusal in the server's own words (RFC 9457 detail). */
