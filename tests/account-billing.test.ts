@@ -327,7 +327,7 @@ describe("connecting a browser wallet from the page", () => {
     const { cookie } = await signUp(server);
     const bare = (await accountPage(cookie)).text;
     expect(bare).not.toContain('id="wallet-connect"');
-    expect(bare).toContain("Add a BAP identity (above) to connect wallets to it.");
+    expect(bare).toContain("Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.");
   });
 });
 

@@ -81,7 +81,7 @@ export function WalletsSection(props: { wallets: WalletConnection[]; identities:
 
 /** "Connect an Ethereum wallet": hidden until client/wallet-connect.ts wires it up. */
 function ConnectWallet(props: { identities: BapIdentityRow[]; scriptSrc: string | null }) {
-  if (!props.identities.length) return <p class="muted">Add a BAP identity (above) to connect wallets to it.</p>;
+  if (!props.identities.length) return <p class="muted">Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.</p>;
   return (
     <>
       <form id="wallet-connect" hidden data-challenge-path={`${CONNECT_TOKEN_PATH}/challenge`} data-connect-path={CONNECT_TOKEN_PATH} data-done="/account?notice=wallet-connected#wallets">
