@@ -8,11 +8,13 @@ import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } fr
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { readJson, readQuery } from "../lib/validate.js";
-import { findOwnedIdentity } from "../plugins/bap-identity/store.js";
+import { findOwnedIdentity, type BapIdentity } from "../plugins/bap-identity/store.js";
 import { issueEvmChallenge, verifyEvmConnection } from "../plugins/wallet/evm.js";
+import { type42Invoice, type42WalletKey } from "../plugins/wallet/type42.js";
 import type { OrdinalsIndexer } from "../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../plugins/wallet/ownership.js";
 import * as wallets from "../plugins/wallet/store.js";
+import { isMemberKeyOf } from "./backup-access.js";
 import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware.js";
 
 /**
@@ -20,7 +22,9 @@ import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware
  * substitute):
  *
  *   POST   /connect            prove a wallet key for one of your identities: a Bitcoin-Auth
- *                               token, or (connectionMethod `evm`) a signed challenge
+ *                               token, (connectionMethod `evm`) a signed challenge, or
+ *                               (connectionMethod `type42`) a token signed by a key the
+ *                               identity's member key derives (plugins/wallet/type42.ts)
  *   POST   /connect/challenge  the message an EVM key signs for POST /connect
  *   GET    /connect[?bapId]    your connections
  *   DELETE /connect?bapId&address   remove the association only
@@ -64,9 +68,10 @@ const WalletAddress = v.pipe(
 );
 const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/i, "must be a wallet name (letters, digits, . _ -; at most 32)"));
 const Pubkey = v.pipe(v.string(), v.check((s: string) => isCompressedPubkey(s), "must be a compressed secp256k1 public key in hex"));
+const AuthToken = v.pipe(v.string(), v.minLength(1), v.maxLength(1024));
 const BitcoinConnect = v.strictObject({
   bapId: BapId,
-  authToken: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
+  authToken: AuthToken,
   provider: Provider,
   connectionMethod: v.optional(v.literal("bitcoin-auth")),
   identityPubKey: v.optional(Pubkey),
@@ -80,7 +85,31 @@ const EvmConnect = v.strictObject({
   message: v.pipe(v.string(), v.maxLength(1024)),
   signature: v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte hex signature")),
 });
-const Connect = v.union([BitcoinConnect, EvmConnect], "send a Bitcoin-Auth authToken, or connectionMethod evm with address, message and signature");
+/** The invoice number the wallet key was derived under: `invoice`, or the wallet interface's `protocolID` and `keyID`. */
+const Type42Connect = v.pipe(
+  v.strictObject({
+    bapId: BapId,
+    provider: Provider,
+    connectionMethod: v.literal("type42"),
+    identityPubKey: Pubkey,
+    authToken: AuthToken,
+    invoice: v.optional(v.pipe(v.string(), v.maxLength(1300))),
+    protocolID: v.optional(v.tuple([v.number(), v.pipe(v.string(), v.maxLength(430))])),
+    keyID: v.optional(v.pipe(v.string(), v.maxLength(800))),
+  }),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const { invoice, protocolID, keyID, ...rest } = dataset.value;
+    const oneForm = (invoice === undefined) !== (protocolID === undefined && keyID === undefined) && (protocolID === undefined) === (keyID === undefined);
+    const parsed = !oneForm ? undefined : invoice !== undefined ? type42Invoice({ invoice }) : type42Invoice({ protocolID: protocolID!, keyID: keyID! });
+    if (!parsed) {
+      const message = parsed === undefined ? "send either invoice, or protocolID and keyID" : "must be a BRC-43 invoice number <level>-<protocol>-<keyID> the sdk accepts, in its canonical spelling";
+      addIssue({ message, path: [{ type: "object", origin: "value", input: dataset.value, key: "invoice", value: invoice }] });
+      return NEVER;
+    }
+    return { ...rest, invoice: parsed };
+  }),
+);
+const Connect = v.union([BitcoinConnect, EvmConnect, Type42Connect], "send a Bitcoin-Auth authToken, connectionMethod evm with address, message and signature, or connectionMethod type42 with identityPubKey, invoice and authToken");
 const ByBapId = v.object({ bapId: BapId });
 const OptionalBapId = v.object({ bapId: v.optional(BapId) });
 const ByWallet = v.object({ bapId: BapId, address: WalletAddress });
@@ -113,32 +142,47 @@ async function ownedIdentity(c: C, bapId: string) {
 
 const noSuchWallet = () => problem(PROBLEM_CODES.WALLET_NOT_CONNECTED);
 
+const refusedToken = (detail = `The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} again.`) => problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail });
+
 /** Which key signed, and the address it controls: refused with 401 unless the proof holds. */
-async function provenKey(c: C, body: v.InferOutput<typeof Connect>): Promise<{ address: string; pubkey: string; method: string }> {
+async function provenKey(c: C, identity: BapIdentity, body: v.InferOutput<typeof Connect>): Promise<{ address: string; pubkey: string; method: string }> {
   const { bitcoinAuth, secret, authUrl } = c.var.deps;
   if (body.connectionMethod === "evm") {
     const proof = await verifyEvmConnection({ secret, host: new URL(authUrl).host, userId: c.var.session.user.id, bapId: body.bapId, replay: bitcoinAuth.replay }, body);
     if (!proof.ok) throw problem(PROBLEM_CODES.INVALID_EVM_SIGNATURE);
     return { address: proof.address, pubkey: proof.pubkey, method: "evm" };
   }
+  let expectedSigner: string | undefined;
+  if (body.connectionMethod === "type42") {
+    // The identity key must be this identity's member key (it derives the bapId, or is the one registered).
+    if (!isMemberKeyOf(identity, body.bapId, body.identityPubKey)) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY, { detail: "identityPubKey is not this identity's member key." });
+    expectedSigner = type42WalletKey(body.identityPubKey, body.invoice);
+  }
   // Same checks as key sign-in: signer, freshness, path (or host-bound path), canonical form, single use.
   const proof = await verifyBitcoinAuthToken(body.authToken, { requestPath: CONNECT_TOKEN_PATH, use: "wallet-connect" }, bitcoinAuth);
-  if (!proof.ok) throw problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail: `The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} again.` });
-  return { address: addressOf(proof.pubkey), pubkey: proof.pubkey, method: "bitcoin-auth" };
+  if (!proof.ok) throw refusedToken();
+  if (expectedSigner !== undefined && proof.pubkey !== expectedSigner) {
+    throw refusedToken(`The authToken must be signed by the key identityPubKey derives under the invoice number (counterparty "anyone"); sign ${CONNECT_TOKEN_PATH} with that key again.`);
+  }
+  return { address: addressOf(proof.pubkey), pubkey: proof.pubkey, method: body.connectionMethod ?? "bitcoin-auth" };
 }
 
 async function connect(c: C) {
   const { value: body } = await readJson(c, Connect, 4 * 1024);
   const identity = await ownedIdentity(c, body.bapId);
   if (identity.suspendedAt) throw problem(PROBLEM_CODES.IDENTITY_SUSPENDED, { detail: "Confirm this identity on your account page before connecting wallets to it." });
-  const key = await provenKey(c, body);
+  const key = await provenKey(c, identity, body);
   const saved = await wallets.saveConnection(c.var.deps.db, c.var.session.user.id, {
     bapId: body.bapId,
     address: key.address,
     pubkey: key.pubkey,
     provider: body.provider.toLowerCase(),
     connectionMethod: key.method,
-    ...("authToken" in body ? { identityPubkey: body.identityPubKey, paymentAddress: body.paymentAddress } : {}),
+    ...(body.connectionMethod === "type42"
+      ? { identityPubkey: body.identityPubKey }
+      : "authToken" in body
+        ? { identityPubkey: body.identityPubKey, paymentAddress: body.paymentAddress }
+        : {}),
   });
   if (saved === "taken") throw problem(PROBLEM_CODES.WALLET_TAKEN);
   return c.json({ success: true, walletAddress: saved.address, pubkey: saved.pubkey, provider: saved.provider, connectionMethod: saved.connectionMethod, connectedAt: saved.connectedAt.toISOString(), bapId: saved.bapId, isPrimary: saved.isPrimary }, 200);

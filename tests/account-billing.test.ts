@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Page } from "playwright-core";
+import { hexToString, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TierOwnershipChecker } from "../plugins/subscriptions/ownership.js";
 import type { PaidTierId } from "../plugins/subscriptions/tiers.js";
@@ -245,6 +247,87 @@ describe("wallets", () => {
     }
     const [a, b] = [(await walletRow(owner, first))!, (await walletRow(owner, second))!];
     expect([flag(a.isPrimary), flag(b.isPrimary), flag(a.isPayment), flag(b.isPayment)]).toEqual([true, false, false, false]);
+  });
+});
+
+describe("connecting a browser wallet from the page", () => {
+  /**
+   * /account in a browser whose "extension" is an EIP-1193 provider at window.ethereum, backed
+   * by a viem private-key account in the test: a real signature, as MetaMask would make it.
+   */
+  async function accountWithEthereumWallet(cookie: string, account: PrivateKeyAccount) {
+    const page = await browser.page();
+    await addCookies(page.context(), cookie, server.url);
+    const calls: { method: string; params: unknown[] }[] = [];
+    await page.exposeFunction("__testWallet", async (method: string, params: unknown[]) => {
+      calls.push({ method, params });
+      if (method === "eth_requestAccounts") return [account.address];
+      if (method === "personal_sign") {
+        const [data, address] = params as [Hex, string];
+        if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error("not this wallet's account");
+        return account.signMessage({ message: { raw: data } });
+      }
+      throw new Error(`unsupported method ${method}`);
+    });
+    await page.addInitScript(() => {
+      const bridge = (window as unknown as { __testWallet: (method: string, params: unknown[]) => Promise<unknown> }).__testWallet;
+      (window as unknown as { ethereum: unknown }).ethereum = { isMetaMask: true, request: (args: { method: string; params?: unknown[] }) => bridge(args.method, args.params ?? []) };
+    });
+    await page.goto(`${server.url}/account`);
+    return { page, calls };
+  }
+
+  const connectButton = (page: Page) => page.getByRole("button", { name: "Connect an Ethereum wallet", exact: true });
+
+  it("connects an EIP-1193 wallet: accounts, then a signed server challenge, then the wallet is listed on the page and in the API", async () => {
+    const person = await personWithIdentity();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const { page, calls } = await accountWithEthereumWallet(person.cookie, account);
+    await expect(page.getByLabel("Identity to connect a wallet to").inputValue()).resolves.toBe(person.id.bapId);
+    await Promise.all([page.waitForURL((url) => url.searchParams.get("notice") === "wallet-connected"), connectButton(page).click()]);
+    await expect(page.locator("p.notice").textContent()).resolves.toBe("Your wallet is connected.");
+    const row = page.locator(`section#wallets tr[data-wallet="${account.address}"]`);
+    await expect(row.textContent()).resolves.toContain("(metamask)");
+    await expect(row.textContent()).resolves.toContain("Primary");
+    // The wallet was asked for its account, then signed the server's challenge for this identity.
+    expect(calls.map((c) => c.method)).toEqual(["eth_requestAccounts", "personal_sign"]);
+    expect(hexToString(calls[1]!.params[0] as Hex)).toContain(`connect this Ethereum account to BAP identity ${person.id.bapId}`);
+    const listed = await server.api(CONNECT, { cookie: person.cookie });
+    expect(listed.json.wallets).toEqual([expect.objectContaining({ address: account.address, provider: "metamask", connectionMethod: "evm", bapId: person.id.bapId, isPrimary: true })]);
+  });
+
+  it("says so when the browser has no wallet, or when the person declines in it, and connects nothing", async () => {
+    const person = await personWithIdentity();
+    const page = await openAccount(person.cookie);
+    const alert = page.locator("#wallet-connect [role=alert]");
+    await connectButton(page).click();
+    await alert.waitFor({ state: "visible" });
+    await expect(alert.textContent()).resolves.toMatch(/^No Ethereum wallet was found in this browser\./);
+    expect(page.url()).toBe(`${server.url}/account`);
+
+    const declining = await browser.page();
+    await addCookies(declining.context(), person.cookie, server.url);
+    await declining.addInitScript(() => {
+      (window as unknown as { ethereum: unknown }).ethereum = { request: () => Promise.reject(Object.assign(new Error("User rejected the request."), { code: 4001 })) };
+    });
+    await declining.goto(`${server.url}/account`);
+    await connectButton(declining).click();
+    const declined = declining.locator("#wallet-connect [role=alert]");
+    await declined.waitFor({ state: "visible" });
+    await expect(declined.textContent()).resolves.toBe("You declined the request in your wallet. Nothing was connected.");
+    expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toEqual([]);
+  });
+
+  it("without JavaScript the page says what connecting needs; without an identity it asks for one first", async () => {
+    const person = await personWithIdentity();
+    const page = (await accountPage(person.cookie)).text;
+    expect(page).toMatch(/<form id="wallet-connect" hidden/);
+    expect(page).toContain("needs JavaScript");
+    expect(page).toMatch(/<script type="module" src="\/assets\/wallet-connect\.[0-9a-f]{16}\.js">/);
+    const { cookie } = await signUp(server);
+    const bare = (await accountPage(cookie)).text;
+    expect(bare).not.toContain('id="wallet-connect"');
+    expect(bare).toContain("Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.");
   });
 });
 

@@ -1,8 +1,9 @@
+import { PrivateKey, ProtoWallet } from "@bsv/sdk";
 import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
 import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestIdentity } from "./helpers/bap.js";
+import { newIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
 import { fullCodeFlow } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -191,6 +192,66 @@ describe("EVM connections", () => {
     problem(await evmConnect(person, mine), 401, "INVALID_EVM_SIGNATURE");
     problem(await challenge(person, other.id.bapId), 404);
     problem(await evmConnect(person, { address: "0x1234", message, signature: "0x00" }), 400);
+  });
+});
+
+describe("Type-42 connections", () => {
+  const INVOICE = "2-sigma wallet-main";
+  /** The client's side, by the sdk: the member key's child for the "anyone" counterparty (1·G). */
+  const derivedKey = (id: TestIdentity, invoice = INVOICE) => id.key.deriveChild(new PrivateKey(1).toPublicKey(), invoice);
+  const type42Token = (key: PrivateKey, opts: { timestamp?: string } = {}) => signRequest(key, CONNECT, undefined, { scheme: "bsm", ...opts });
+  const type42Connect = (person: Person, body: Record<string, unknown>) =>
+    server.api(CONNECT, { cookie: person.cookie, body: { bapId: person.id.bapId, provider: "sigma", connectionMethod: "type42", identityPubKey: person.id.pubkey, ...body } });
+
+  it("connects the key the identity key derives, the same key the sdk's wallet gives for counterparty anyone, once", async () => {
+    const person = await personWithIdentity();
+    const key = derivedKey(person.id);
+    // The library's own wallet interface agrees on which key that is.
+    const viaWallet = await new ProtoWallet(person.id.key).getPublicKey({ protocolID: [2, "sigma wallet"], keyID: "main", counterparty: "anyone", forSelf: true });
+    expect(viaWallet.publicKey).toBe(key.toPublicKey().toString());
+    const token = type42Token(key);
+    const res = await type42Connect(person, { invoice: INVOICE, authToken: token });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ success: true, walletAddress: key.toPublicKey().toAddress(), pubkey: key.toPublicKey().toString(), provider: "sigma", connectionMethod: "type42", isPrimary: true });
+    const listed = (await server.api(CONNECT, { cookie: person.cookie })).json.wallets;
+    expect(listed).toEqual([expect.objectContaining({ address: key.toPublicKey().toAddress(), connectionMethod: "type42", provider: "sigma" })]);
+    const row = await server.db.selectFrom("walletConnection").select(["identityPubkey"]).where("userId", "=", person.user.id).executeTakeFirstOrThrow();
+    expect(row.identityPubkey).toBe(person.id.pubkey);
+    // Replay of the same token: refused, nothing added.
+    problem(await type42Connect(person, { invoice: INVOICE, authToken: token }), 401, "INVALID_AUTH_TOKEN");
+    // The wallet interface's fields name the same invoice number; another key id is another wallet.
+    const second = derivedKey(person.id, "2-sigma wallet-savings");
+    const other = await type42Connect(person, { protocolID: [2, "sigma wallet"], keyID: "savings", authToken: type42Token(second) });
+    expect(other.status).toBe(200);
+    expect(other.json).toMatchObject({ walletAddress: second.toPublicKey().toAddress(), connectionMethod: "type42", isPrimary: false });
+    expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toHaveLength(2);
+  });
+
+  it("refuses a token under another invoice, by the identity key itself, for another identity's key, stale, and bad invoice numbers", async () => {
+    const person = await personWithIdentity();
+    // Signed by the key of another invoice number than the one sent.
+    problem(await type42Connect(person, { invoice: INVOICE, authToken: type42Token(derivedKey(person.id, "2-sigma wallet-other")) }), 401, "INVALID_AUTH_TOKEN");
+    // Signed by the member key instead of the derived one.
+    problem(await type42Connect(person, { invoice: INVOICE, authToken: type42Token(person.id.key) }), 401, "INVALID_AUTH_TOKEN");
+    // Another identity's member key, with a token its derived key really signed: not this identity's key.
+    const stranger = newIdentity();
+    problem(await type42Connect(person, { identityPubKey: stranger.pubkey, invoice: INVOICE, authToken: type42Token(derivedKey(stranger)) }), 403, "NOT_MEMBER_KEY");
+    // Another person's identity: 404 as everywhere, whatever the keys.
+    const other = await personWithIdentity();
+    problem(await type42Connect(person, { bapId: other.id.bapId, identityPubKey: other.id.pubkey, invoice: INVOICE, authToken: type42Token(derivedKey(other.id)) }), 404);
+    // Stale.
+    problem(await type42Connect(person, { invoice: INVOICE, authToken: type42Token(derivedKey(person.id), { timestamp: new Date(Date.now() - 10 * 60_000).toISOString() }) }), 401, "INVALID_AUTH_TOKEN");
+    // Invoice numbers the sdk refuses, a non-canonical spelling, both forms or neither.
+    for (const invoice of ["3-sigma wallet-main", "2-sig-main", "2-Sigma Wallet-main", "2-sigma  wallet-main", "2-sigma wallet-", "2-sigma wallet-a\nb", "sigma wallet"]) {
+      problem(await type42Connect(person, { invoice, authToken: type42Token(derivedKey(person.id)) }), 400);
+    }
+    problem(await type42Connect(person, { invoice: INVOICE, protocolID: [2, "sigma wallet"], keyID: "main", authToken: type42Token(derivedKey(person.id)) }), 400);
+    problem(await type42Connect(person, { authToken: type42Token(derivedKey(person.id)) }), 400);
+    problem(await type42Connect(person, { protocolID: [2, "sigma wallet"], authToken: type42Token(derivedKey(person.id)) }), 400);
+    problem(await type42Connect(person, { identityPubKey: undefined, invoice: INVOICE, authToken: type42Token(derivedKey(person.id)) }), 400);
+    expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toEqual([]);
+    // The good token, made now, still works: the refusals above used nothing of it.
+    expect((await type42Connect(person, { invoice: INVOICE, authToken: type42Token(derivedKey(person.id)) })).status).toBe(200);
   });
 });
 

@@ -21,9 +21,15 @@ export const walletSchema = {
       pubkey: { type: "string", required: true },
       /** The wallet that made the proof, as the client names it (`yours`, `1sat`, `handcash`...). */
       provider: { type: "string", required: true },
-      /** How control was proven: `bitcoin-auth` (a signed token). */
+      /**
+       * How control was proven: `bitcoin-auth` (a token signed by the wallet key), `evm` (a signed
+       * challenge) or `type42` (a token signed by a key the identity's member key derives).
+       */
       connectionMethod: { type: "string", required: true },
-      /** The identity key the wallet reported, when it reported one (user-supplied, unverified). */
+      /**
+       * The identity key the wallet reported, when it reported one: user-supplied and unverified,
+       * except for `type42` connections (the member key the wallet key was derived from).
+       */
       identityPubkey: { type: "string", required: false },
       /** Where payments to this wallet go (a wallet's funding address differs from its ordinals address). */
       paymentAddress: { type: "string", required: false },

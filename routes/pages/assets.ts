@@ -25,6 +25,7 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 const ENTRIES = {
   "key-sign-in": fileURLToPath(new URL("./client/key-sign-in.ts", import.meta.url)),
   passkeys: fileURLToPath(new URL("./client/passkeys.ts", import.meta.url)),
+  "wallet-connect": fileURLToPath(new URL("./client/wallet-connect.ts", import.meta.url)),
 } as const;
 type ScriptName = keyof typeof ENTRIES;
 
@@ -51,6 +52,11 @@ export function keySignInScript(): Promise<BrowserAsset> {
 /** Passkey sign-in and registration (client/passkeys.ts). */
 export function passkeyScript(): Promise<BrowserAsset> {
   return browserScript("passkeys");
+}
+
+/** Connecting a browser wallet on the account page (client/wallet-connect.ts). */
+export function walletConnectScript(): Promise<BrowserAsset> {
+  return browserScript("wallet-connect");
 }
 
 async function bundle(name: string, entry: string): Promise<BrowserAsset> {

@@ -12,7 +12,7 @@ import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "./qu
 import { SessionsSection } from "./sessions.js";
 import { SubscriptionSection, type SubscriptionView } from "./subscription.js";
 import { TwoFactorSection } from "./two-factor.js";
-import { NftsSection, WalletsSection, type NftsView } from "./wallets.js";
+import { NftsSection, WalletsSection, type NftsView, type WalletConnectControls } from "./wallets.js";
 import type { WalletConnection } from "../../../plugins/wallet/store.js";
 
 export interface AccountView {
@@ -23,6 +23,7 @@ export interface AccountView {
   providers: readonly SignInProvider[];
   passkeys: PasskeyRow[];
   passkeyControls: PasskeyControls;
+  walletConnectControls: WalletConnectControls;
   twoFactorEnabled: boolean;
   keySignInAsksSecondFactor: boolean;
   identities: BapIdentityRow[];
@@ -80,7 +81,7 @@ export function AccountPage(props: AccountView) {
       <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
       <IdentitiesSection identities={props.identities} />
       <SubscriptionSection view={props.subscription} />
-      <WalletsSection wallets={props.wallets} identities={props.identities} />
+      <WalletsSection wallets={props.wallets} identities={props.identities} {...props.walletConnectControls} />
       <NftsSection nfts={props.nfts} />
       <AppsSection apps={props.apps} />
       <OrganizationsSection {...props.organizations} userId={props.user.id} />

@@ -1,7 +1,7 @@
 import { BASE_PATH } from "../../../lib/transport.js";
 import type { SessionWithUser } from "../../session.js";
 import { listAuthorizedApps } from "../../authorized-apps.js";
-import { passkeyScript } from "../assets.js";
+import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";
 import { loadAgentAccess } from "./agents.js";
@@ -61,11 +61,19 @@ function loadNfts(deps: PageDeps, userId: string): Promise<NftsView> {
   return within(userNfts(deps.db, deps.billing.indexer, userId), INDEXER_DEADLINE_MS);
 }
 
+/** A page script, or null (logged) when it could not be built: the page renders without that control. */
+function orNull(deps: PageDeps, name: string, script: Promise<BrowserAsset>): Promise<BrowserAsset | null> {
+  return script.catch((err: unknown) => {
+    deps.logger?.error(`${name} script build failed`, { err });
+    return null;
+  });
+}
+
 /** Everything the account page shows for the signed-in person, read in parallel. */
 export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
   const { db } = deps;
   const user = session.user;
-  const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script, wallets, subscription, nfts] = await Promise.all([
+  const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script, walletScript, wallets, subscription, nfts] = await Promise.all([
     listActiveSessions(db, user.id),
     listLinkedAccounts(db, user.id),
     listPasskeys(db, user.id),
@@ -76,10 +84,8 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     // Invitations by address only for a verified address (see listInvitationsFor); otherwise the e-mailed link is the way in.
     user.emailVerified ? listInvitationsFor(db, user.email) : Promise.resolve([]),
     loadAgentAccess(db, user.id),
-    passkeyScript().catch((err: unknown) => {
-      deps.logger?.error("passkey script build failed", { err });
-      return null;
-    }),
+    orNull(deps, "passkey", passkeyScript()),
+    orNull(deps, "wallet-connect", walletConnectScript()),
     listConnections(db, user.id),
     loadSubscription(deps, user.id),
     loadNfts(deps, user.id),
@@ -95,6 +101,7 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     providers: deps.socialProviders,
     passkeys,
     passkeyControls: { basePath: BASE_PATH, scriptSrc: script?.path ?? null },
+    walletConnectControls: { scriptSrc: walletScript?.path ?? null },
     twoFactorEnabled: twoFactor,
     // plugins/key-sign-in/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
     keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === KEY_SIGN_IN_TWO_FACTOR_ID),

@@ -40,6 +40,7 @@ export const NOTICES = {
   "wallet-primary-set": "That wallet is now the primary one for its identity.",
   "wallet-payment-set": "That wallet now receives payments for its identity.",
   "wallet-disconnected": "The wallet was disconnected. The wallet itself and what it holds are unchanged.",
+  "wallet-connected": "Your wallet is connected.",
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 

@@ -11,14 +11,22 @@ import type { BapIdentityRow } from "./queries.js";
 
 /**
  * Connected wallets (routes/wallet.ts: the same store functions) and the NFTs they hold. A
- * wallet is connected by the wallet app itself, with a token only it can sign; the page
- * manages connections and shows what the NFT indexer found.
+ * wallet app connects itself, with a token only it can sign; an Ethereum browser wallet is
+ * connected from this page (client/wallet-connect.ts signs the server's challenge with the
+ * wallet and posts it to the API). The page manages connections and shows what the NFT
+ * indexer found.
  */
+
+/** What the page needs to offer "Connect an Ethereum wallet". */
+export interface WalletConnectControls {
+  /** The bundled script, or null when it could not be built. */
+  scriptSrc: string | null;
+}
 
 /** The NFTs as far as the indexer answered before the page's deadline ("late": not at all yet). */
 export type NftsView = NftListing | "late";
 
-export function WalletsSection(props: { wallets: WalletConnection[]; identities: BapIdentityRow[] }) {
+export function WalletsSection(props: { wallets: WalletConnection[]; identities: BapIdentityRow[] } & WalletConnectControls) {
   const nameOf = (bapId: string) => props.identities.find((i) => i.bapId === bapId)?.name ?? null;
   return (
     <Section id="wallets" title="Wallets">
@@ -66,7 +74,34 @@ export function WalletsSection(props: { wallets: WalletConnection[]; identities:
       ) : (
         <p class="muted">No wallet is connected.</p>
       )}
+      <ConnectWallet identities={props.identities.filter((i) => !i.suspended)} scriptSrc={props.scriptSrc} />
     </Section>
+  );
+}
+
+/** "Connect an Ethereum wallet": hidden until client/wallet-connect.ts wires it up. */
+function ConnectWallet(props: { identities: BapIdentityRow[]; scriptSrc: string | null }) {
+  if (!props.identities.length) return <p class="muted">Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.</p>;
+  return (
+    <>
+      <form id="wallet-connect" hidden data-challenge-path={`${CONNECT_TOKEN_PATH}/challenge`} data-connect-path={CONNECT_TOKEN_PATH} data-done="/account?notice=wallet-connected#wallets">
+        <label for="wallet-connect-identity">Identity to connect a wallet to</label>
+        <select id="wallet-connect-identity" name="bapId">
+          {props.identities.map((i) => (
+            <option value={i.bapId} selected={i.isPrimary}>
+              {i.name ? `${i.name} (${i.bapId})` : i.bapId}
+            </option>
+          ))}
+        </select>
+        <button type="submit">Connect an Ethereum wallet</button>
+        <p data-role="error" class="error" role="alert" hidden></p>
+        <p data-role="status" class="muted" role="status"></p>
+      </form>
+      <p class="muted" data-wallet-connect-fallback>
+        Connecting a browser wallet (MetaMask and other Ethereum wallets) from this page needs JavaScript.
+      </p>
+      {props.scriptSrc ? <script type="module" src={props.scriptSrc}></script> : null}
+    </>
   );
 }
 

@@ -1,5 +1,6 @@
 import { browserSupportsWebAuthn, startAuthentication, startRegistration, WebAuthnError } from "@simplewebauthn/browser";
 import { continueAuthorization } from "./continue-flow.js";
+import { postJson } from "./post-json.js";
 
 /**
  * Passkeys in the browser (WebAuthn): "Sign in with a passkey" on /sign-in and "Add a passkey"
@@ -104,16 +105,6 @@ async function getJson(path: string): Promise<unknown> {
   if (res.status === 401) throw new ShownError("Your session has ended. Sign in again.");
   if (!res.ok || !body) throw new ShownError("The server could not start the passkey request. Try again.");
   return body;
-}
-
-function postJson(path: string, body: unknown): Promise<Response> {
-  return fetch(path, {
-    method: "POST",
-    credentials: "same-origin",
-    cache: "no-store",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
-  });
 }
 
 function words(err: unknown): string {
