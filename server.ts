@@ -6,6 +6,7 @@ import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
 import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
+import type { DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
@@ -31,6 +32,8 @@ export interface StartOptions {
     minter?: Minter;
     worker?: Pick<MintWorkerOptions, "pollMs" | "baseDelayMs" | "maxDelayMs" | "maxAttempts" | "waitMs" | "lockMs">;
   };
+  /** The deprecated-routes table (lib/deprecations.ts). Default: DEPRECATED_ROUTES. */
+  deprecations?: readonly DeprecatedRoute[];
 }
 
 /**
@@ -72,7 +75,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     mintWaitReason: minter ? null : NO_MINTING_SERVICE,
     onMintQueued: () => mintWorker?.wake(),
   };
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, deprecations: options.deprecations });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
