@@ -28,6 +28,9 @@ import { domainChecks } from "./plugins/domain-verification/checks.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
 import { healthRoutes, type HealthDeps } from "./routes/health.js";
+import { certificateTypeRoutes } from "./routes/certificate-types.js";
+import { llmsTxtRoutes } from "./routes/llms-txt.js";
+import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -46,6 +49,8 @@ export interface AppDeps {
   readiness: HealthDeps["readiness"];
   /** Paid tiers (server.ts builds them: the tier service, the Stripe client, the mint worker's wake-up). */
   subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
+  /** Routes on their way out (lib/deprecations.ts). @default DEPRECATED_ROUTES */
+  deprecations?: readonly DeprecatedRoute[];
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -54,7 +59,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -67,6 +72,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     await next();
     c.res.headers.set("x-request-id", c.var.requestId);
   });
+  // RFC 9745 Deprecation / RFC 8594 Sunset on every answer of a listed route (lib/deprecations.ts).
+  app.use(deprecationNotices(deprecations, authUrl));
   // Defence in depth for CWE-601 (lib/redirect-target.ts): whatever route or dependency built it,
   // no response of ours sends the browser to a network-path reference (`//host`, `/\host`).
   app.use(async (c, next) => {
@@ -89,6 +96,10 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
 
   app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
   app.route("/", withDeps(healthRoutes, { auth, readiness }));
+  // The agent orientation document (discovery's service_documentation) and the public certificate catalog.
+  const orientation = { auth, issuer: authUrl, sigmaServiceName: config.sigmaServiceName, agentDynamicHosts: config.agents.dynamicHosts, deprecations, document: {} };
+  app.route("/llms.txt", withDeps(llmsTxtRoutes, orientation));
+  app.route("/api/certificates/types", withDeps(certificateTypeRoutes, { auth, authUrl }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
   app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth, shared.jwks) }));
 

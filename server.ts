@@ -6,6 +6,7 @@ import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
 import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
+import type { DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
@@ -33,6 +34,8 @@ export interface StartOptions {
     minter?: Minter;
     worker?: Pick<MintWorkerOptions, "pollMs" | "baseDelayMs" | "maxDelayMs" | "maxAttempts" | "waitMs" | "lockMs">;
   };
+  /** The deprecated-routes table (lib/deprecations.ts). Default: DEPRECATED_ROUTES. */
+  deprecations?: readonly DeprecatedRoute[];
 }
 
 /**
@@ -76,7 +79,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   };
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
   const readiness = createReadiness({ database, redis });
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of

@@ -33,4 +33,5 @@ async function ready(c: Ctx) {
   );
 }
 
-export const healthRoutes = new Hono<RouteEnv<HealthDeps>>().use(noStore).get("/healthz", live).get("/readyz", ready);
+// Mounted at the root: noStore on each route, not .use(), which would reach every path after the mount.
+export const healthRoutes = new Hono<RouteEnv<HealthDeps>>().get("/healthz", noStore, live).get("/readyz", noStore, ready);

@@ -23,6 +23,8 @@ function finish(metadata: Record<string, unknown>, issuer: string) {
   // OIDC Discovery §3: the claims request parameter is not offered (plugins/claims-policy);
   // claims are released by scope only, as the consent page shows them.
   if ("claims_parameter_supported" in out) out.claims_parameter_supported = false;
+  // RFC 8414 §2 / OIDC Discovery §3: the developer documentation, our agent orientation document.
+  out.service_documentation = `${issuer}/llms.txt`;
   return JSON.stringify(out);
 }
 

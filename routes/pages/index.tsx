@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { accountRoutes } from "./account/index.js";
 import { agentApprovalRoutes } from "./agent-approval.js";
+import { certificatePageRoutes } from "./certificates.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
 import { consentRoutes } from "./consent-routes.js";
 import { devicePageRoutes } from "./device.js";
@@ -37,5 +38,7 @@ export function pageRoutes(deps: PageDeps) {
       .route("/", devicePageRoutes)
       .route("/", agentApprovalRoutes)
       .get("/error", showError)
+      // The certificate catalog for people: /certificates and /certificates/<slug>.
+      .route("/certificates", certificatePageRoutes)
   );
 }
