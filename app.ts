@@ -8,7 +8,7 @@ import { BASE_PATH } from "./lib/transport.js";
 import { errorFamilyOf, oauthRouteOf } from "./lib/error-families.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
-import type { Logger } from "./lib/logger.js";
+import { requestContext, type Logger } from "./lib/logger.js";
 import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
 import { windowLimiter, type WindowOptions } from "./lib/rate-limit.js";
 import { strictTransportSecurity } from "./lib/strict-transport.js";
@@ -69,7 +69,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   // Hono's middleware puts it only on answers built through the context (c.json, c.html); set
   // after the handler, it is on every answer, problems and better-auth's included.
   app.use(requestId({ limitLength: 64, headerName: "X-Request-Id" }), async (c, next) => {
-    await next();
+    // Every log line written while this request is handled names it (lib/logger.ts).
+    await requestContext.run({ requestId: c.var.requestId }, next);
     c.res.headers.set("x-request-id", c.var.requestId);
   });
   // RFC 9745 Deprecation / RFC 8594 Sunset on every answer of a listed route (lib/deprecations.ts).

@@ -8,6 +8,7 @@ import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
 import type { DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
+import type { DestinationStream } from "pino";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
@@ -24,6 +25,8 @@ import { startClientExpiry } from "./plugins/registration-management/expiry.js";
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
   mailer?: Mailer;
+  /** Where log lines go (default: standard error); tests read them to check what is logged. */
+  logDestination?: DestinationStream;
   /** Paid tiers' collaborators; each defaults to the configured implementation. */
   subscriptions?: {
     /** Who owns which tier NFT. Default: the connected wallets' NFTs through the indexer (TIER_NFT_*). */
@@ -44,7 +47,7 @@ export interface StartOptions {
  * count) are built here once; better-auth's plugins and our routes get the same objects.
  */
 export async function start(config: Config, options: StartOptions = {}) {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, options.logDestination);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
