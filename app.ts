@@ -24,6 +24,7 @@ import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
+import { apiReferenceRoutes, openapiDocumentRoutes } from "./routes/openapi.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -98,6 +99,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     if (length === undefined) return authBodyLimit(c, next);
     return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
   });
+  // The OpenAPI document and its reference page (openapi/): GET /api/openapi.json, /api/reference.
+  app.route("/api/openapi.json", withDeps(openapiDocumentRoutes, { auth, authUrl }));
+  app.route("/api/reference", withDeps(apiReferenceRoutes, { auth, authUrl }));
   app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db }));
   app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
   const { limits, bitcoinAuth } = shared;
