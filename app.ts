@@ -31,6 +31,7 @@ import { healthRoutes, type HealthDeps } from "./routes/health.js";
 import { certificateTypeRoutes } from "./routes/certificate-types.js";
 import { llmsTxtRoutes } from "./routes/llms-txt.js";
 import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
+import { apiReferenceRoutes, openapiDocumentRoutes } from "./routes/openapi.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -117,6 +118,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     if (length === undefined) return authBodyLimit(c, next);
     return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
   });
+  // The OpenAPI document and its reference page (openapi/): GET /api/openapi.json, /api/reference.
+  app.route("/api/openapi.json", withDeps(openapiDocumentRoutes, { auth, authUrl }));
+  app.route("/api/reference", withDeps(apiReferenceRoutes, { auth, authUrl }));
   app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db }));
   app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
   const { limits, bitcoinAuth } = shared;

@@ -107,6 +107,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     port,
     server,
     auth,
+    /** The Hono app (tests read `app.routes` to check the OpenAPI document covers every route). */
+    app,
     database,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -14,7 +14,7 @@ import { methodNotAllowed, oauthOnly, type BackupEnv } from "./backup-access.js"
  */
 const Provider = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, "must be a provider id"), v.notValue("credential", "must be a social provider"));
 const AccountId = v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"));
-const LinkOAuthBody = v.object({ provider: Provider, providerAccountId: AccountId });
+export const LinkOAuthBody = v.object({ provider: Provider, providerAccountId: AccountId });
 
 async function linkOAuth(c: Context<BackupEnv>) {
   const { db } = c.var.deps;

@@ -14,8 +14,8 @@ import { found, invalidBitcoinAuth, isMemberKeyOf, limit, methodNotAllowed, quer
  * /api/backup/sync (no query), in `Authorization: Bitcoin-Auth <token>` or in `x-auth-token`
  * (spec, Authentication: the scheme table names both); POST binds the exact body too. 20/min per IP.
  */
-const SyncQuery = v.object({ bapId: BapId });
-const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
+export const SyncQuery = v.object({ bapId: BapId });
+export const SyncBody = v.object({ bapId: BapId, encryptedBackup: Ciphertext });
 
 type Ctx = Context<BackupEnv>;
 

@@ -16,7 +16,7 @@ import { maybeSignedIn, noStore } from "./middleware.js";
  * /api/backup: the caller's encrypted identity backup (spec, "Backup" and the per-route
  * authentication table), with its status, recovery links and the key-signed sync mounted below.
  */
-const BackupQuery = v.object({
+export const BackupQuery = v.object({
   bapId: v.optional(BapId),
   oauthId: v.optional(v.pipe(v.string(), v.regex(/^[^|]{1,64}\|.{1,255}$/s, "must be provider|accountId"))),
 });

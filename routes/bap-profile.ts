@@ -16,15 +16,15 @@ import { BapId, ByBapId, Pubkey, publicRecord, writeQuota, type ProfileEnv } fro
  */
 /** A profile document: a JSON object of bounded size (checked on the raw body). */
 const ProfileDoc = v.record(v.string(), v.unknown());
-const SaveDraft = v.strictObject({ bapId: BapId, profile: ProfileDoc });
-const Publish = v.strictObject({
+export const SaveDraft = v.strictObject({ bapId: BapId, profile: ProfileDoc });
+export const Publish = v.strictObject({
   bapId: BapId,
   txid: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters")),
   profile: v.pipe(ProfileDoc, v.check((p) => p.identity !== undefined && p.identity !== null, "must include identity")),
   kind: v.optional(v.pipe(v.string(), v.maxLength(64))),
   fundedBy: v.optional(v.pipe(v.string(), v.maxLength(128))),
 });
-const ByBapIdOrPubkey = v.pipe(
+export const ByBapIdOrPubkey = v.pipe(
   v.object({ bapId: v.optional(BapId), pubkey: v.optional(Pubkey) }),
   v.check((q) => Boolean(q.bapId) !== Boolean(q.pubkey), "give exactly one of bapId or pubkey"),
 );

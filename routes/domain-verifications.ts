@@ -48,13 +48,13 @@ const Domain = v.pipe(
   v.regex(new RegExp(`^(?:${LABEL}\\.)*${LABEL}$`), "must be a domain name (letters, digits and hyphens; internationalised names as xn-- labels), without scheme, port or path"),
   v.check((s) => !/^[0-9]+$/.test(s.slice(s.lastIndexOf(".") + 1)), "must be a domain name, not an IP address"),
 );
-const Create = v.strictObject({
+export const Create = v.strictObject({
   bapId: BapId,
   domain: Domain,
   method: v.picklist(["dns", "https"], "must be dns or https"),
   oauthClientId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
 });
-const ByBapId = v.object({ bapId: BapId });
+export const ByBapId = v.object({ bapId: BapId });
 
 /** A record as the API shows it: the challenge to meet, and where the verification stands. */
 function view(c: C, record: verifications.DomainVerification) {

@@ -37,7 +37,7 @@ export interface SubscriptionDeps extends RouteDeps {
 
 type Ctx = Context<SubscriptionEnv>;
 
-const CheckoutBody = v.object({
+export const CheckoutBody = v.object({
   tierId: v.picklist(PAID_TIER_IDS, `must be one of ${PAID_TIER_IDS.join(", ")}`),
   interval: v.picklist(INTERVALS, `must be one of ${INTERVALS.join(", ")}`),
 });

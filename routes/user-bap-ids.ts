@@ -16,7 +16,7 @@ import { BapId, ByBapId, Pubkey, publicRecord, writeQuota, type ProfileEnv } fro
  * lookup of the identities a member key controls.
  */
 const Address = v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{25,35}$/, "must be a Bitcoin address"));
-const RegisterIdentity = v.strictObject({
+export const RegisterIdentity = v.strictObject({
   bapId: BapId,
   name: v.optional(v.pipe(v.string(), v.maxLength(200))),
   counter: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
@@ -26,7 +26,7 @@ const RegisterIdentity = v.strictObject({
   profile: v.optional(v.record(v.string(), v.unknown())),
 });
 
-const RotateMemberKey = v.strictObject({ bapId: BapId, memberPubkey: Pubkey, currentAddress: v.optional(Address) });
+export const RotateMemberKey = v.strictObject({ bapId: BapId, memberPubkey: Pubkey, currentAddress: v.optional(Address) });
 
 type Ctx = Context<ProfileEnv>;
 const noSuchIdentity = () => problems.notFound("You have no BAP identity with that bapId.");

@@ -1,0 +1,22 @@
+import { jsonResponse, pathParameter, problemResponses, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
+
+/** routes/authorized-apps.ts: the OAuth clients the signed-in user has consented to. */
+export const authorizedAppsPaths: Paths = {
+  "/api/authorized-apps": {
+    get: {
+      tags: ["Authorized apps"],
+      summary: "The apps the signed-in user has authorized",
+      security: SESSION,
+      responses: { 200: jsonResponse("The apps.", { type: "array", items: { type: "object" } }), ...problemResponses(UNAUTHORIZED) },
+    },
+  },
+  "/api/authorized-apps/{clientId}": {
+    delete: {
+      tags: ["Authorized apps"],
+      summary: "Revoke an app's consent and its tokens",
+      security: SESSION,
+      parameters: [pathParameter("clientId")],
+      responses: { 200: jsonResponse("Revoked."), ...problemResponses({ ...UNAUTHORIZED, 404: "No such authorized app." }) },
+    },
+  },
+};

@@ -1,0 +1,13 @@
+import { jsonResponse, PUBLIC, type Paths } from "../components.js";
+
+/** routes/jwks.ts: the public signing keys (served by us, in front of better-auth's /jwks). */
+export const jwksPaths: Paths = {
+  "/api/auth/jwks": {
+    get: {
+      tags: ["Discovery"],
+      summary: "JSON Web Key Set (RFC 7517) of the ID token and access token signing keys",
+      security: PUBLIC,
+      responses: { 200: jsonResponse("The key set.", { type: "object", properties: { keys: { type: "array", items: { type: "object" } } }, required: ["keys"] }) },
+    },
+  },
+};

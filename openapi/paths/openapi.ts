@@ -1,0 +1,16 @@
+import { jsonResponse, PUBLIC, type Paths } from "../components.js";
+
+/** routes/openapi.ts: this document and its reference page. */
+export const openapiPaths: Paths = {
+  "/api/openapi.json": {
+    get: { tags: ["Reference"], summary: "This OpenAPI 3.1.1 document", security: PUBLIC, responses: { 200: jsonResponse("The document.") } },
+  },
+  "/api/reference": {
+    get: {
+      tags: ["Reference"],
+      summary: "The API reference page (HTML), rendered from this document",
+      security: PUBLIC,
+      responses: { 200: { description: "HTML page.", content: { "text/html": { schema: { type: "string" } } } } },
+    },
+  },
+};
