@@ -24,6 +24,12 @@ import { userBapIdRoutes } from "./routes/user-bap-ids.js";
 import { bapProfileRoutes } from "./routes/bap-profile.js";
 import { walletRoutes } from "./routes/wallet.js";
 import { wellKnownRoutes } from "./routes/well-known.js";
+import { certificateRoutes } from "./routes/certificates.js";
+import { mutualAuthRoutes } from "./routes/mutual-auth.js";
+import { walletBindingRoutes } from "./routes/wallet-binding.js";
+import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
+import type { RevocationChain } from "./plugins/certificates/revocation.js";
+import { MUTUAL_AUTH_PATH } from "./lib/transport.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -40,6 +46,8 @@ export interface AppDeps {
   shared: Collaborators;
   /** Paid tiers (server.ts builds them: the tier service, the Stripe client, the mint worker's wake-up). */
   subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
+  /** Certificates (server.ts): the revocation broadcaster, and the catalog's type IDs of what we attest. */
+  certificates: { chain: RevocationChain; typeIds: CertificateTypeIds };
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -48,7 +56,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, certificates }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -145,6 +153,13 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
+  const { mutualAuth } = shared;
+  const { issuanceEnabled, revocationDepth } = config.certificates;
+  app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled }));
+  // Before /api/certificates: its routes would otherwise see /wallet-binding/* as theirs.
+  app.route("/api/certificates/wallet-binding", withDeps(walletBindingRoutes, { auth, db, authUrl }));
+  const certificateDeps = { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) };
+  app.route("/api/certificates", withDeps(certificateRoutes, certificateDeps));
   // The pages answer / too: the account page for a signed-in person, else /sign-in.
   const billing = { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals };
   app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), billing }));

@@ -37,6 +37,7 @@ import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
+import { certificates } from "./plugins/certificates/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -240,6 +241,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       oauthBearer(),
       backup(),
       wallet(),
+      certificates(),
       registrationPolicy({ development: config.env !== "production" }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
       subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),

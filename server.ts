@@ -16,6 +16,8 @@ import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from ".
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
+import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
+import { NO_REVOCATION_CHAIN, type RevocationChain } from "./plugins/certificates/revocation.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
@@ -31,6 +33,8 @@ export interface StartOptions {
     minter?: Minter;
     worker?: Pick<MintWorkerOptions, "pollMs" | "baseDelayMs" | "maxDelayMs" | "maxAttempts" | "waitMs" | "lockMs">;
   };
+  /** Certificates' collaborators: the revocation broadcaster (default: none) and the catalog's type IDs of what we attest. */
+  certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
 }
 
 /**
@@ -72,7 +76,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     mintWaitReason: minter ? null : NO_MINTING_SERVICE,
     onMintQueued: () => mintWorker?.wake(),
   };
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions });
+  const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? {} };
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, certificates });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of

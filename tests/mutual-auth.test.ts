@@ -1,18 +1,13 @@
-import { AuthFetch, PrivateKey, ProtoWallet, type WalletInterface } from "@bsv/sdk";
+import { PrivateKey } from "@bsv/sdk";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "./helpers/fixtures.js";
+import { peerClient } from "./helpers/mutual-auth.js";
 import { readResponse } from "./helpers/server.js";
 
 const SERVER_KEY = PrivateKey.fromRandom();
 const server = useTestServer({ SERVER_IDENTITY_KEY: SERVER_KEY.toWif() });
-
-/** A BRC-100 client with only a key: AuthFetch needs signatures, HMACs and public keys, which ProtoWallet has. */
-export function peerClient(key = PrivateKey.fromRandom()) {
-  const wallet = new ProtoWallet(key);
-  return { key, identityKey: key.toPublicKey().toString(), client: new AuthFetch(wallet as unknown as WalletInterface) };
-}
 
 /**
  * A recording relay in front of the server: AuthFetch talks to it (its fetch cannot be swapped),
