@@ -272,6 +272,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
   }
   let serverIdentityKey = e.SERVER_IDENTITY_KEY ? privateKeyHex(e.SERVER_IDENTITY_KEY) : undefined;
+  // Certificates signed by a key that lives in a data directory would outlive it: no issuance without a configured key.
+  if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !serverIdentityKey) {
+    throw new ConfigError("SERVER_IDENTITY_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (certificates name it as their certifier)");
+  }
   if (!serverIdentityKey) {
     serverIdentityKey = generatedIdentityKey(e.DATA_DIR);
     warnings.push(

@@ -1,8 +1,11 @@
 import { PrivateKey } from "@bsv/sdk";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./helpers/fixtures.js";
+import { loadEnv } from "../lib/env.js";
+import { useTempDirs, useTestServer } from "./helpers/fixtures.js";
 import { peerClient } from "./helpers/mutual-auth.js";
 import { readResponse } from "./helpers/server.js";
 
@@ -123,5 +126,33 @@ describe("BRC-103 mutual authentication with AuthFetch", () => {
     const res = await readResponse(await fetch(`${server.url}/api/certificates/issued`, { headers }));
     expect(res.status).toBe(401);
     expect(res.json.code).toBe("MUTUAL_AUTH_FAILED");
+  });
+});
+
+describe("SERVER_IDENTITY_KEY", () => {
+  const tempDir = useTempDirs("idp-identity-key-");
+
+  it("is generated once into DATA_DIR when unset, with a warning, and kept across starts", () => {
+    const dir = tempDir();
+    const first = loadEnv({ DATA_DIR: dir });
+    expect(first.serverIdentityKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.warnings.join("\n")).toContain("SERVER_IDENTITY_KEY is not set");
+    expect(first.warnings.join("\n")).not.toContain(first.serverIdentityKey);
+    expect(readFileSync(join(dir, "server-identity-key"), "utf8").trim()).toBe(first.serverIdentityKey);
+    expect(loadEnv({ DATA_DIR: dir }).serverIdentityKey).toBe(first.serverIdentityKey);
+  });
+
+  it("takes 64 hex digits or WIF, and refuses anything else", () => {
+    const key = PrivateKey.fromRandom();
+    const hex = key.toHex().padStart(64, "0");
+    expect(loadEnv({ DATA_DIR: tempDir(), SERVER_IDENTITY_KEY: hex }).serverIdentityKey).toBe(hex);
+    expect(loadEnv({ DATA_DIR: tempDir(), SERVER_IDENTITY_KEY: key.toWif() }).serverIdentityKey).toBe(hex);
+    expect(() => loadEnv({ DATA_DIR: tempDir(), SERVER_IDENTITY_KEY: "not-a-key" })).toThrow(/SERVER_IDENTITY_KEY/);
+  });
+
+  it("is required in production once certificate issuance is on", () => {
+    const production = { NODE_ENV: "production", DATA_DIR: tempDir(), BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com", MAIL_DISABLED: "true", CERTIFICATE_ISSUANCE_ENABLED: "true" };
+    expect(() => loadEnv(production)).toThrow(/SERVER_IDENTITY_KEY/);
+    expect(loadEnv({ ...production, SERVER_IDENTITY_KEY: "22".repeat(32) }).certificates.issuanceEnabled).toBe(true);
   });
 });
