@@ -56,6 +56,9 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
 
+/** BRC-103 handshakes per client address per minute (each holds a session in memory). */
+export const HANDSHAKE_LIMIT: WindowOptions = { max: 30, windowMs: 60_000 };
+
 export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, certificates }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
@@ -155,7 +158,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   const { mutualAuth } = shared;
   const { issuanceEnabled, revocationDepth } = config.certificates;
-  app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled }));
+  const handshakeLimiter = windowLimiter(limits, HANDSHAKE_LIMIT, "idp:mutual-auth-handshake:");
+  app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled, handshakeLimiter }));
   // Before /api/certificates: its routes would otherwise see /wallet-binding/* as theirs.
   app.route("/api/certificates/wallet-binding", withDeps(walletBindingRoutes, { auth, db, authUrl }));
   const certificateDeps = { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) };

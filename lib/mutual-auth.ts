@@ -75,9 +75,11 @@ export function createMutualAuth(privateKeyHex: string, sessions = new SessionMa
   const transport = new HandshakeTransport();
   new Peer(asWalletInterface(wallet), transport, undefined, sessions);
 
+  const made = madeSessions(sessions);
   async function handshake(c: Context): Promise<Response> {
     const message = await readHandshakeMessage(c);
     const reply = await transport.deliver(message);
+    if (reply?.messageType === "initialResponse" && reply.initialNonce) made.add(reply.initialNonce);
     if (!reply) {
       // A certificate message needs no answer of its own; anything else the Peer dropped was refused.
       if (message.messageType === "certificateResponse") return new Response(null, { status: 204 });
@@ -109,6 +111,24 @@ export function createMutualAuth(privateKeyHex: string, sessions = new SessionMa
  */
 export function asWalletInterface(wallet: ProtoWallet): WalletInterface {
   return wallet as unknown as WalletInterface;
+}
+
+/**
+ * SessionManager keeps every session for ever, and anyone may shake hands: past MAX_SESSIONS the
+ * oldest sessions are forgotten (their peers shake hands again).
+ */
+const MAX_SESSIONS = 20_000;
+function madeSessions(sessions: SessionManager) {
+  const order: string[] = [];
+  return {
+    add(sessionNonce: string) {
+      order.push(sessionNonce);
+      while (order.length > MAX_SESSIONS) {
+        const old = sessions.getSession(order.shift()!);
+        if (old) sessions.removeSession(old);
+      }
+    },
+  };
 }
 
 /** Signed requests already accepted in this process: the most recent MAX_SEEN, oldest forgotten first. */

@@ -11,7 +11,7 @@ import { findOwnedIdentity } from "../plugins/bap-identity/store.js";
 import { eligibilityOf } from "../plugins/certificates/eligibility.js";
 import { issueCertificate, type IssuableType } from "../plugins/certificates/issuance.js";
 import { progressRevocation, revocationView, RevocationUnavailable, type RevocationChain } from "../plugins/certificates/revocation.js";
-import { findCertificate, listCertificatesOfSubject, moveRevocation } from "../plugins/certificates/store.js";
+import { findCertificate, listCertificatesOfSubject, moveRevocation, type IssuedCertificate } from "../plugins/certificates/store.js";
 import { noStore, signedIn, type RouteEnv } from "./middleware.js";
 
 /**
@@ -79,16 +79,21 @@ async function certificateOr404(c: C, serialNumber: string) {
   return cert;
 }
 
+/** The next revocation steps the chain allows now; a chain that fails leaves the state as it was (tried again on the next call). */
+function advance(c: C, cert: IssuedCertificate): Promise<IssuedCertificate> {
+  const { db, chain, revocationDepth } = c.var.deps;
+  return progressRevocation(db, chain, revocationDepth, cert).catch(() => cert);
+}
+
 /** Observation only: a broadcast or observed revocation is looked up on the chain as it is read. */
 async function status(c: C) {
-  const { db, chain, revocationDepth } = c.var.deps;
   let cert = await certificateOr404(c, serialOf(c));
-  if (cert.revocationState === "broadcast" || cert.revocationState === "observed") cert = await progressRevocation(db, chain, revocationDepth, cert);
+  if (cert.revocationState === "broadcast" || cert.revocationState === "observed") cert = await advance(c, cert);
   return c.json({ serialNumber: cert.serialNumber, type: cert.type, certifier: cert.certifier, revocationOutpoint: cert.revocationOutpoint, issuedAt: cert.issuedAt.toISOString(), revocation: revocationView(cert) });
 }
 
 async function revoke(c: C) {
-  const { db, chain, revocationDepth } = c.var.deps;
+  const { db, chain } = c.var.deps;
   const serialNumber = serialOf(c);
   let cert = await certificateOr404(c, serialNumber);
   if (cert.subject !== c.var.peer.identityKey) throw problem(PROBLEM_CODES.NOT_CERTIFICATE_SUBJECT);
@@ -96,7 +101,7 @@ async function revoke(c: C) {
     await moveRevocation(db, serialNumber, null, "prepared");
     cert = (await findCertificate(db, serialNumber))!;
   }
-  cert = await progressRevocation(db, chain, revocationDepth, cert);
+  cert = await advance(c, cert);
   const view = revocationView(cert);
   const note = chain.enabled ? undefined : "Revocation is not production-enabled: the request is recorded as prepared, and no spend is broadcast yet.";
   return c.json({ serialNumber, revocation: view, ...(note ? { note } : {}) }, view.final ? 200 : 202);

@@ -1,6 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
 import { AUTH_VERSION, type MutualAuth } from "../lib/mutual-auth.js";
+import type { WindowLimiter } from "../lib/rate-limit.js";
+import { limit } from "./backup-access.js";
 import type { RouteEnv } from "./middleware.js";
 
 /**
@@ -12,6 +14,8 @@ export interface MutualAuthRouteDeps {
   mutualAuth: MutualAuth;
   authUrl: string;
   issuanceEnabled: boolean;
+  /** Handshakes per client address (each one holds a session in memory). */
+  handshakeLimiter: WindowLimiter | null;
 }
 
 type C = Context<RouteEnv<MutualAuthRouteDeps>>;
@@ -30,7 +34,10 @@ function metadata(c: C) {
   );
 }
 
-const handshake = (c: C) => c.var.deps.mutualAuth.handshake(c);
+async function handshake(c: C) {
+  await limit(c.var.deps.handshakeLimiter, c);
+  return c.var.deps.mutualAuth.handshake(c);
+}
 
 /** Mounted at /.well-known/auth. */
 export const mutualAuthRoutes = new Hono<RouteEnv<MutualAuthRouteDeps>>().get("/", metadata).post("/", handshake);

@@ -18,10 +18,12 @@ const BINDING = "/api/certificates/wallet-binding";
 function fakeChain() {
   const depth = new Map<string, number | null>();
   const spent: string[] = [];
-  const chain: RevocationChain & { enabled: boolean } = {
+  const chain: RevocationChain & { enabled: boolean; failing: boolean } = {
     enabled: true,
+    failing: false,
     fundOutpoint: async () => `${randomBytes(32).toString("hex")}.0`,
     async spend(outpoint) {
+      if (chain.failing) throw new Error("broadcaster unreachable");
       spent.push(outpoint);
       const txid = randomBytes(32).toString("hex");
       depth.set(txid, null);
@@ -148,8 +150,15 @@ describe("certificates with issuance on", () => {
     expect((await prepared.json()).revocation).toMatchObject({ state: "prepared", revoked: false });
     expect(spent).toEqual([]);
 
-    // Broadcaster on: prepared -> broadcast (the outpoint is spent).
+    // Broadcaster on but failing: still prepared, tried again next time.
     chain.enabled = true;
+    chain.failing = true;
+    const failed = await peer.client.fetch(`${server.url}/api/certificates/revoke/${serial}`, { method: "POST" });
+    expect(failed.status).toBe(202);
+    expect((await failed.json()).revocation.state).toBe("prepared");
+    chain.failing = false;
+
+    // Broadcaster on: prepared -> broadcast (the outpoint is spent).
     const broadcast = await peer.client.fetch(`${server.url}/api/certificates/revoke/${serial}`, { method: "POST" });
     expect((await broadcast.json()).revocation).toMatchObject({ state: "broadcast", revoked: false, final: false });
     expect(spent).toEqual([c.revocationOutpoint]);

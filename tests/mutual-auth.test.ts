@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadEnv } from "../lib/env.js";
 import { useTempDirs, useTestServer } from "./helpers/fixtures.js";
 import { peerClient } from "./helpers/mutual-auth.js";
-import { readResponse } from "./helpers/server.js";
+import { readResponse, uniqueClientIp } from "./helpers/server.js";
 
 const SERVER_KEY = PrivateKey.fromRandom();
 const server = useTestServer({ SERVER_IDENTITY_KEY: SERVER_KEY.toWif() });
@@ -154,5 +154,20 @@ describe("SERVER_IDENTITY_KEY", () => {
     const production = { NODE_ENV: "production", DATA_DIR: tempDir(), BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com", MAIL_DISABLED: "true", CERTIFICATE_ISSUANCE_ENABLED: "true" };
     expect(() => loadEnv(production)).toThrow(/SERVER_IDENTITY_KEY/);
     expect(loadEnv({ ...production, SERVER_IDENTITY_KEY: "22".repeat(32) }).certificates.issuanceEnabled).toBe(true);
+  });
+});
+
+describe("handshake rate limit", () => {
+  const limited = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
+
+  it("answers 429 with Retry-After past 30 handshakes a minute from one address", async () => {
+    const ip = uniqueClientIp();
+    const post = () => limited.api("/.well-known/auth", { method: "POST", body: "{}", headers: { "content-type": "application/json", "x-forwarded-for": ip } });
+    for (let i = 0; i < 30; i++) expect((await post()).status).toBe(401);
+    const refused = await post();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    // Another address is not held back.
+    expect((await limited.api("/.well-known/auth", { method: "POST", body: "{}", headers: { "content-type": "application/json", "x-forwarded-for": uniqueClientIp() } })).status).toBe(401);
   });
 });
