@@ -8,7 +8,7 @@ import type { MutualAuth, MutualAuthEnv } from "../lib/mutual-auth.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { readJson, readQuery } from "../lib/validate.js";
 import { findOwnedIdentity } from "../plugins/bap-identity/store.js";
-import { eligibilityOf } from "../plugins/certificates/eligibility.js";
+import { eligibilityOf } from "./certificate-eligibility.js";
 import { issueCertificate, type IssuableType } from "../plugins/certificates/issuance.js";
 import { progressRevocation, revocationView, RevocationUnavailable, type RevocationChain } from "../plugins/certificates/revocation.js";
 import { findCertificate, listCertificatesOfSubject, moveRevocation, type IssuedCertificate } from "../plugins/certificates/store.js";

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
-import { listLinkedAccounts } from "../../routes/pages/account/queries.js";
-import { findBinding } from "./binding-store.js";
+import { listLinkedAccounts } from "./pages/account/queries.js";
+import { findBinding } from "../plugins/certificates/binding-store.js";
 
 /**
  * Which catalog certificates an identity's owner could get, and why not: a modest first answer
