@@ -32,6 +32,12 @@ import { certificateTypeRoutes } from "./routes/certificate-types.js";
 import { llmsTxtRoutes } from "./routes/llms-txt.js";
 import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
 import { apiReferenceRoutes, openapiDocumentRoutes } from "./routes/openapi.js";
+import { certificateRoutes } from "./routes/certificates.js";
+import { mutualAuthRoutes } from "./routes/mutual-auth.js";
+import { walletBindingRoutes } from "./routes/wallet-binding.js";
+import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
+import type { RevocationChain } from "./plugins/certificates/revocation.js";
+import { MUTUAL_AUTH_PATH } from "./lib/transport.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -52,6 +58,8 @@ export interface AppDeps {
   subscriptions: Pick<SubscriptionDeps, "tiers" | "stripe" | "mintWaitReason" | "onMintQueued">;
   /** Routes on their way out (lib/deprecations.ts). @default DEPRECATED_ROUTES */
   deprecations?: readonly DeprecatedRoute[];
+  /** Certificates (server.ts): the revocation broadcaster, and the catalog's type IDs of what we attest. */
+  certificates: { chain: RevocationChain; typeIds: CertificateTypeIds };
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
@@ -60,7 +68,10 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
 export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES }: AppDeps) {
+/** BRC-103 handshakes per client address per minute (each holds a session in memory). */
+export const HANDSHAKE_LIMIT: WindowOptions = { max: 30, windowMs: 60_000 };
+
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates }: AppDeps) {
   const app = new Hono<AppEnv>();
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
@@ -182,6 +193,14 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   });
 
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
+  const { mutualAuth } = shared;
+  const { issuanceEnabled, revocationDepth } = config.certificates;
+  const handshakeLimiter = windowLimiter(limits, HANDSHAKE_LIMIT, "idp:mutual-auth-handshake:");
+  app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled, handshakeLimiter }));
+  // Before /api/certificates: its routes would otherwise see /wallet-binding/* as theirs.
+  app.route("/api/certificates/wallet-binding", withDeps(walletBindingRoutes, { auth, db, authUrl }));
+  const certificateDeps = { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) };
+  app.route("/api/certificates", withDeps(certificateRoutes, certificateDeps));
   // The pages answer / too: the account page for a signed-in person, else /sign-in.
   const billing = { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals };
   app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), billing }));

@@ -39,6 +39,7 @@ import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
+import { certificates } from "./plugins/certificates/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -243,6 +244,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       backup(),
       wallet(),
       domainVerification(),
+      certificates(),
       registrationPolicy({ development: config.env !== "production" }),
       // RFC 7592: read, update and delete a registration with its registration access token.
       registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),

@@ -4,6 +4,7 @@ import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
+import { createMutualAuth, type MutualAuth } from "./lib/mutual-auth.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
@@ -26,6 +27,8 @@ export interface Collaborators {
   ordinals: OrdinalsIndexer;
   /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
   limits: { enabled: boolean; redis?: Redis };
+  /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in this process). */
+  mutualAuth: MutualAuth;
 }
 
 export interface CollaboratorOptions {
@@ -45,5 +48,6 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
     bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:"), wallet: policy("idp:wallet-auth:") },
     ordinals: ordinalsIndexer(config),
     limits: { enabled: config.rateLimitEnabled, redis },
+    mutualAuth: createMutualAuth(config.serverIdentityKey),
   };
 }

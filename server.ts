@@ -19,8 +19,11 @@ import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from ".
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
+import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
+import { NO_REVOCATION_CHAIN, type RevocationChain } from "./plugins/certificates/revocation.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 import { startClientExpiry } from "./plugins/registration-management/expiry.js";
+import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -39,6 +42,8 @@ export interface StartOptions {
   };
   /** The deprecated-routes table (lib/deprecations.ts). Default: DEPRECATED_ROUTES. */
   deprecations?: readonly DeprecatedRoute[];
+  /** Certificates' collaborators: the revocation broadcaster (default: none) and the catalog's type IDs of what we attest. */
+  certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
 }
 
 /**
@@ -82,7 +87,11 @@ export async function start(config: Config, options: StartOptions = {}) {
   };
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
   const readiness = createReadiness({ database, redis });
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations });
+  // What we attest is the catalog's bapWalletBinding type (plugins/certificates/catalog.ts), by its fixed type ID.
+  const binding = findCertificateTypeByKey("bapWalletBinding");
+  const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
+  const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { PrivateKey } from "@bsv/sdk";
 import * as v from "valibot";
 import { parseSocialSettings, type SocialSettings } from "./social-env.js";
 
@@ -78,6 +79,9 @@ const EnvSchema = v.object({
   MINT_SERVICE_TOKEN: v.optional(v.string()),
   TIER_NFT_PLUS: v.optional(CollectionId),
   TIER_NFT_PRO: v.optional(CollectionId),
+  SERVER_IDENTITY_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
+  CERTIFICATE_ISSUANCE_ENABLED: Bool,
+  CERTIFICATE_REVOCATION_DEPTH: v.pipe(v.optional(v.string(), "6"), v.transform(Number), v.integer("must be a whole number of blocks"), v.minValue(1), v.maxValue(100)),
 });
 
 export type DatabaseTarget =
@@ -158,6 +162,16 @@ export interface Config {
   readonly tierNfts: { readonly plus: string | undefined; readonly pro: string | undefined };
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
+  /**
+   * BRC-103/104 mutual authentication (lib/mutual-auth.ts): the server's identity private key
+   * (hex). From SERVER_IDENTITY_KEY, else generated once into DATA_DIR. Never log it.
+   */
+  readonly serverIdentityKey: string;
+  /**
+   * BRC-52 certificates (routes/certificates.ts): issuance on POST /api/certificates/signCertificate
+   * (off by default), and the confirmation depth after which a revocation is final.
+   */
+  readonly certificates: { readonly issuanceEnabled: boolean; readonly revocationDepth: number };
   /** Messages for the operator, printed loudly at start-up. */
   readonly warnings: readonly string[];
 }
@@ -207,6 +221,31 @@ function readCaFile(path: string): string {
   }
   if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError("OUTBOUND_EXTRA_CA_FILE: must hold PEM certificates");
   return pem;
+}
+
+/** SERVER_IDENTITY_KEY's accepted forms: 64 hex digits, or a WIF string. */
+function isPrivateKeyText(text: string): boolean {
+  try {
+    privateKeyHex(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function privateKeyHex(text: string): string {
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? PrivateKey.fromHex(text) : PrivateKey.fromWif(text);
+  return key.toHex().padStart(64, "0");
+}
+
+/** Like the development secret: a server identity key generated once and kept in the data directory. */
+function generatedIdentityKey(dataDir: string): string {
+  const file = resolve(dataDir, "server-identity-key");
+  if (existsSync(file)) return privateKeyHex(readFileSync(file, "utf8").trim());
+  mkdirSync(dirname(file), { recursive: true });
+  const key = PrivateKey.fromRandom().toHex().padStart(64, "0");
+  writeFileSync(file, key + "\n", { mode: 0o600 });
+  return key;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Config {
@@ -266,6 +305,18 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.DOMAIN_VERIFICATION_HTTPS_PORT !== 443) {
     warnings.push(`DOMAIN_VERIFICATION_HTTPS_PORT=${e.DOMAIN_VERIFICATION_HTTPS_PORT}: the https domain check looks on that port, not 443. Tests only.`);
   }
+  let serverIdentityKey = e.SERVER_IDENTITY_KEY ? privateKeyHex(e.SERVER_IDENTITY_KEY) : undefined;
+  // Certificates signed by a key that lives in a data directory would outlive it: no issuance without a configured key.
+  if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !serverIdentityKey) {
+    throw new ConfigError("SERVER_IDENTITY_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (certificates name it as their certifier)");
+  }
+  if (!serverIdentityKey) {
+    serverIdentityKey = generatedIdentityKey(e.DATA_DIR);
+    warnings.push(
+      `SERVER_IDENTITY_KEY is not set: the mutual-authentication identity is a key kept in ${resolve(e.DATA_DIR, "server-identity-key")}. ` +
+        "Set it in production, or the service's identity changes with the data directory.",
+    );
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
   const proxyHops = e.TRUST_PROXY_HOPS ?? (e.TRUST_PROXY ? 1 : 0);
@@ -324,6 +375,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
     tierNfts: Object.freeze({ plus: e.TIER_NFT_PLUS, pro: e.TIER_NFT_PRO }),
     social: social.social,
+    serverIdentityKey,
+    certificates: Object.freeze({ issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED, revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH }),
     warnings: Object.freeze(warnings),
   });
 }

@@ -1,12 +1,12 @@
 import type { OAuthErrorCode } from "./errors.js";
-import { BASE_PATH } from "./transport.js";
+import { BASE_PATH, MUTUAL_AUTH_PATH } from "./transport.js";
 
 /**
  * Which error vocabulary each route speaks (the spec: RFC 9457 problem details outside OAuth
  * endpoints, RFC 6749 objects on them):
  * - `rfc6749`: the OAuth protocol endpoints below, `{error, error_description}`;
  * - `better-auth`: the rest of BASE_PATH, better-auth's `{code, message}` (plugins' `$ERROR_CODES`);
- * - `problem`: every other /api route, `application/problem+json` (lib/problem-codes.ts);
+ * - `problem`: every other /api route and /.well-known/auth, `application/problem+json` (lib/problem-codes.ts);
  * - `html`: the pages, which word their errors themselves (routes/pages/error-words.ts).
  */
 export type ErrorFamily = "rfc6749" | "better-auth" | "problem" | "html";
@@ -52,6 +52,8 @@ export function errorFamilyOf(path: string): ErrorFamily {
   if (oauthRouteOf(path)) return "rfc6749";
   if (path === BASE_PATH || path.startsWith(`${BASE_PATH}/`)) return "better-auth";
   if (path === "/api" || path.startsWith("/api/")) return "problem";
+  // BRC-104's handshake endpoint is an API too (lib/mutual-auth.ts).
+  if (path === MUTUAL_AUTH_PATH) return "problem";
   return "html";
 }
 

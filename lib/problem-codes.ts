@@ -71,6 +71,26 @@ export const PROBLEM_CODES = defineProblemCodes({
   DOMAIN_CHALLENGE_EXPIRED: { status: 409, detail: "This challenge has expired; create a new domain verification." },
   /** domain verification: the record or file was not found, or did not hold the token (the detail says which). */
   DOMAIN_NOT_VERIFIED: { status: 422, detail: "The domain does not publish this challenge yet." },
+  /** A route that needs BRC-103 mutual authentication was called without its x-bsv-auth-* headers. */
+  MUTUAL_AUTH_REQUIRED: { status: 401, detail: "This route needs BRC-103 mutual authentication: shake hands at POST /.well-known/auth, then sign the request (AuthFetch does both)." },
+  /** The BRC-103 message was refused: unknown session, not our nonce, a wrong key or signature. */
+  MUTUAL_AUTH_FAILED: { status: 401, detail: "Mutual authentication failed: the session is unknown or the signature does not match; shake hands again." },
+  /** signCertificate while CERTIFICATE_ISSUANCE_ENABLED is off (the default). */
+  CERTIFICATE_ISSUANCE_DISABLED: { status: 503, detail: "Certificate issuance is disabled on this server." },
+  /** signCertificate: the certificate type is not one this server issues. */
+  CERTIFICATE_TYPE_NOT_ISSUED: { status: 400, detail: "This server does not issue certificates of that type." },
+  /** signCertificate: the clientNonce was not made by the caller for this server (BRC-52). */
+  INVALID_CLIENT_NONCE: { status: 400, detail: "clientNonce is not a nonce the caller made for this certifier." },
+  /** signCertificate: the fields could not be decrypted or are not what the server can attest. */
+  CERTIFICATE_FIELDS_REFUSED: { status: 403, detail: "The certificate fields cannot be attested for you." },
+  /** No certificate with that serial number was issued here. */
+  CERTIFICATE_NOT_FOUND: { status: 404, detail: "No certificate with that serial number was issued here." },
+  /** revoke: only the certificate's subject may revoke it. */
+  NOT_CERTIFICATE_SUBJECT: { status: 403, detail: "Only the certificate's subject may revoke it." },
+  /** wallet binding: no verified binding for that identity or key. */
+  WALLET_BINDING_NOT_FOUND: { status: 404, detail: "No verified wallet binding matches." },
+  /** wallet binding: the signature over the challenge was refused (wrong key, tampered, used or expired challenge). */
+  INVALID_WALLET_SIGNATURE: { status: 401, detail: "The wallet's signature was refused; ask for a new challenge and sign it." },
 });
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

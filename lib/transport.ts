@@ -2,3 +2,5 @@
 export const BASE_PATH = "/api/auth";
 /** Name of the header our server fills with the peer address; better-auth's rate limiter keys on it. */
 export const CLIENT_IP_HEADER = "x-idp-client-ip";
+/** BRC-104: where a peer POSTs its mutual-authentication handshake messages (and GETs our metadata). */
+export const MUTUAL_AUTH_PATH = "/.well-known/auth";

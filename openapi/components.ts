@@ -59,12 +59,19 @@ export const securitySchemes = {
     name: "Authorization",
     description: "`Authorization: Bitcoin-Auth <token>`: the same Bitcoin-Auth token in the Authorization header.",
   },
+  mutualAuth: {
+    type: "apiKey",
+    in: "header",
+    name: "x-bsv-auth-identity-key",
+    description: "BRC-103/104 mutual authentication: shake hands at POST /.well-known/auth, then sign each request (x-bsv-auth-* headers; @bsv/sdk AuthFetch does both).",
+  },
   clientAuth: { type: "http", scheme: "basic", description: "OAuth client authentication (client_secret_basic; client_secret_post and private_key_jwt in the body)." },
 } as const;
 
 /** Security requirement lists, by who may call. */
 export const SESSION = [{ sessionCookie: [] }, { bearer: [] }];
 export const PUBLIC: never[] = [];
+export const MUTUAL_AUTH = [{ mutualAuth: [] }];
 
 const problemContent = { "application/problem+json": { schema: { $ref: PROBLEM_REF } } };
 

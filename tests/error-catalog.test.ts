@@ -116,6 +116,8 @@ describe("error families", () => {
     expect(errorFamilyOf("/api/backup")).toBe("problem");
     expect(errorFamilyOf("/api/user/bap-ids")).toBe("problem");
     expect(errorFamilyOf("/sign-in")).toBe("html");
+    expect(errorFamilyOf("/.well-known/auth")).toBe("problem");
+    expect(errorFamilyOf("/api/certificates/signCertificate")).toBe("problem");
   });
 
   it("names only listed codes for the answers better-auth's router gives on OAuth endpoints", () => {

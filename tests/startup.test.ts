@@ -38,7 +38,7 @@ describe("settings", () => {
     expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, AUTH_URL: "https://id.example.com" })).toThrow(/BETTER_AUTH_SECRET/);
     expect(() => loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "http://id.example.com" })).toThrow(/https/);
     expect(existsSync(join(dir, "dev-secret"))).toBe(false);
-    const ok = loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com/", SMTP_URL: "smtp://mail.example.com:587" });
+    const ok = loadEnv({ NODE_ENV: "production", DATA_DIR: dir, BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com/", SMTP_URL: "smtp://mail.example.com:587", SERVER_IDENTITY_KEY: "11".repeat(32) });
     expect(ok.authUrl).toBe("https://id.example.com");
     expect(ok.warnings).toEqual([]);
   });

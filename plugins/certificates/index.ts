@@ -1,0 +1,15 @@
+import type { BetterAuthPlugin } from "better-auth";
+import { certificatesSchema } from "./schema.js";
+
+/**
+ * Certificates: the tables only (`npm run db:migrate` creates them). The HTTP surface is
+ * routes/certificates.ts and routes/wallet-binding.ts; issuance (BRC-52) is ./issuance.ts,
+ * revocation ./revocation.ts, persistence ./store.ts and ./binding-store.ts; eligibility is
+ * routes/certificate-eligibility.ts.
+ */
+export function certificates() {
+  return {
+    id: "certificates",
+    schema: certificatesSchema,
+  } satisfies BetterAuthPlugin;
+}
