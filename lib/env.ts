@@ -57,6 +57,8 @@ const EnvSchema = v.object({
   DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
+  OUTBOUND_EXTRA_CA: v.optional(v.string(), ""),
+  CLIENT_METADATA_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
   ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
@@ -122,6 +124,10 @@ export interface Config {
   readonly agents: { readonly dynamicHosts: boolean };
   /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
   readonly outboundAllowPrivate: boolean;
+  /** PEM certificates (from the OUTBOUND_EXTRA_CA file) the guarded fetcher trusts besides the system's. Development and tests only. */
+  readonly outboundExtraCa: readonly string[];
+  /** Client ID metadata documents: deadline of one fetch (ms). */
+  readonly clientMetadataTimeoutMs: number;
   /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
   readonly ordinals: { readonly apiUrl: string; readonly timeoutMs: number };
   /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
@@ -232,6 +238,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.OUTBOUND_ALLOW_PRIVATE) {
     warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS, back-channel logout and ordinals indexer fetches may reach loopback and private addresses (SSRF). Development and tests only.");
   }
+  if (e.OUTBOUND_EXTRA_CA) {
+    warnings.push(`OUTBOUND_EXTRA_CA=${e.OUTBOUND_EXTRA_CA}: outbound https (client metadata documents, JWKS, back-channel logout) trusts its certificates too. Development and tests only.`);
+  }
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
   }
@@ -271,6 +280,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+    outboundExtraCa: Object.freeze(e.OUTBOUND_EXTRA_CA ? [readFileSync(e.OUTBOUND_EXTRA_CA, "utf8")] : []),
+    clientMetadataTimeoutMs: e.CLIENT_METADATA_TIMEOUT,
     ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,

@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { rootCertificates } from "node:tls";
 import { nonPublicReason } from "./ip-address.js";
 
 /**
@@ -25,6 +26,8 @@ export interface SafeFetchOptions {
   timeoutMs?: number;
   /** Largest response body read, in bytes. @default 1048576 */
   maxBytes?: number;
+  /** OUTBOUND_EXTRA_CA: PEM certificates trusted for https besides the system's (a test or development CA). @default none */
+  extraCa?: readonly string[];
 }
 export interface SafeRequest {
   method?: string;
@@ -89,6 +92,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
       else callback(null, address, family);
     };
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const tls = options.extraCa?.length && url.protocol === "https:" ? { ca: [...rootCertificates, ...options.extraCa] } : {};
     const body = init.body === undefined ? undefined : String(init.body);
     const headers = { ...init.headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) };
     return new Promise<Response>((resolve, reject) => {
@@ -96,7 +100,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
         reject(err);
         req.destroy();
       };
-      const req = send(url, { method: init.method ?? "GET", headers, lookup: pinned, signal: deadline }, (res) => {
+      const req = send(url, { method: init.method ?? "GET", headers, lookup: pinned, signal: deadline, ...tls }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
