@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshFor } from "../plugins/client-metadata-documents/document.js";
 import { useTempDirs } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, signUp, token } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
@@ -214,5 +215,22 @@ describe("client ID metadata documents without the development setting", () => {
     const clientId = serve("/private/client.json", (id) => publicClient(id));
     await expectRefused(server, clientId, /resolves to 127\.0\.0\.1: loopback/);
     expect(fetches.get("/private/client.json") ?? 0).toBe(0);
+  });
+});
+
+describe("how long a fetched document is trusted (its HTTP caching headers, held between a floor and a ceiling)", () => {
+  const fresh = (headers: Record<string, string>) => freshFor(new Headers(headers), 60, 86_400);
+  it("follows max-age and s-maxage (minus Age) inside the bounds", () => {
+    expect(fresh({ "cache-control": "public, max-age=600" })).toBe(600);
+    expect(fresh({ "cache-control": "max-age=600, s-maxage=300" })).toBe(300);
+    expect(fresh({ "cache-control": "max-age=600", age: "100" })).toBe(500);
+    expect(fresh({ expires: new Date(Date.now() + 7200_000).toUTCString(), date: new Date().toUTCString() })).toBeGreaterThan(7000);
+  });
+  it("holds no-store, no-cache and short lifetimes to the floor, and long or absent ones to the ceiling", () => {
+    expect(fresh({ "cache-control": "no-store" })).toBe(60);
+    expect(fresh({ "cache-control": "no-cache, max-age=600" })).toBe(60);
+    expect(fresh({ "cache-control": "max-age=5" })).toBe(60);
+    expect(fresh({ "cache-control": "max-age=31536000" })).toBe(86_400);
+    expect(fresh({})).toBe(86_400);
   });
 });
