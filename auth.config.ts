@@ -26,6 +26,7 @@ import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
 import { tokenRevocation } from "./plugins/token-revocation/index.js";
 import { registrationManagement } from "./plugins/registration-management/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
+import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
@@ -65,6 +66,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const bitcoinAuth = shared.bitcoinAuth.auth;
   // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
   const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa });
+  // Client ID metadata documents are small (the draft suggests 5 KB): their own deadline and cap.
+  const metadataFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   // One count of user-code checks per IP for all the device routes together (plugins/device).
@@ -228,7 +231,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
-        extensions: [{ claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } }],
+        extensions: [
+          { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } },
+          // A client_id that is an https URL names its own client ID metadata document (MCP clients).
+          { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
+        ],
       }),
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeLimiter: deviceCodeLimiter }),

@@ -63,6 +63,7 @@ const EnvSchema = v.object({
   DOMAIN_VERIFICATION_CHALLENGE_TTL: Seconds(7 * 24 * 3600),
   DOMAIN_VERIFICATION_VALIDITY: Seconds(90 * 24 * 3600),
   DOMAIN_VERIFICATION_HTTPS_PORT: v.pipe(v.optional(v.string(), "443"), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535)),
+  CLIENT_METADATA_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
   ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
@@ -139,6 +140,8 @@ export interface Config {
    * the port the https method fetches from (443 but in tests).
    */
   readonly domainVerification: { readonly resolverServers: readonly string[]; readonly challengeTtl: number; readonly validity: number; readonly httpsPort: number };
+  /** Client ID metadata documents: deadline of one fetch (ms). */
+  readonly clientMetadataTimeoutMs: number;
   /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
   readonly ordinals: { readonly apiUrl: string; readonly timeoutMs: number };
   /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
@@ -360,6 +363,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       validity: e.DOMAIN_VERIFICATION_VALIDITY,
       httpsPort: e.DOMAIN_VERIFICATION_HTTPS_PORT,
     }),
+    clientMetadataTimeoutMs: e.CLIENT_METADATA_TIMEOUT,
     ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,
