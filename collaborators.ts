@@ -4,6 +4,7 @@ import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
+import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
@@ -26,6 +27,8 @@ export interface Collaborators {
   ordinals: OrdinalsIndexer;
   /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
   limits: { enabled: boolean; redis?: Redis };
+  /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
+  metrics: Metrics;
 }
 
 export interface CollaboratorOptions {
@@ -38,12 +41,20 @@ export interface CollaboratorOptions {
 
 export function createCollaborators({ config, logger, redis, mailer }: CollaboratorOptions): Collaborators {
   // Without Redis the replay records live in this process only; with it every instance shares them.
-  const policy = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
+  const metrics = createMetrics();
+  const policy = (family: string, prefix: string) =>
+    bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config, () => metrics.replaysRefused.inc({ family }));
   return {
     jwks: jwksCache(),
     mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
-    bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:"), wallet: policy("idp:wallet-auth:") },
+    bitcoinAuth: {
+      auth: policy("auth", "idp:bitcoin-auth:"),
+      backup: policy("backup", "idp:backup-auth:"),
+      profile: policy("profile", "idp:profile-auth:"),
+      wallet: policy("wallet", "idp:wallet-auth:"),
+    },
     ordinals: ordinalsIndexer(config),
     limits: { enabled: config.rateLimitEnabled, redis },
+    metrics,
   };
 }

@@ -78,6 +78,7 @@ const EnvSchema = v.object({
   MINT_SERVICE_TOKEN: v.optional(v.string()),
   TIER_NFT_PLUS: v.optional(CollectionId),
   TIER_NFT_PRO: v.optional(CollectionId),
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^\S{32,}$/, "must be at least 32 characters without spaces"))),
 });
 
 export type DatabaseTarget =
@@ -156,6 +157,8 @@ export interface Config {
   readonly minting: { readonly serviceUrl: string | undefined; readonly token: string | undefined };
   /** Each paid tier's NFT, as the 1Sat collection id (`txid_vout`) its items carry; unset: nobody holds that tier. */
   readonly tierNfts: { readonly plus: string | undefined; readonly pro: string | undefined };
+  /** The bearer token a Prometheus scraper sends for GET /metrics; unset: /metrics answers 404. */
+  readonly metricsToken: string | undefined;
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /** Messages for the operator, printed loudly at start-up. */
@@ -323,6 +326,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     }),
     minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
     tierNfts: Object.freeze({ plus: e.TIER_NFT_PLUS, pro: e.TIER_NFT_PRO }),
+    metricsToken: e.METRICS_TOKEN,
     social: social.social,
     warnings: Object.freeze(warnings),
   });
