@@ -38,6 +38,8 @@ import { walletBindingRoutes } from "./routes/wallet-binding.js";
 import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import type { RevocationChain } from "./plugins/certificates/revocation.js";
 import { MUTUAL_AUTH_PATH } from "./lib/transport.js";
+import { metricsRoutes } from "./routes/metrics.js";
+import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -73,6 +75,9 @@ export const HANDSHAKE_LIMIT: WindowOptions = { max: 30, windowMs: 60_000 };
 
 export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates }: AppDeps) {
   const app = new Hono<AppEnv>();
+  // First, to count and time every final answer; better-auth's catch-all is labelled by endpoint.
+  const authEndpoint = endpointRoute(BASE_PATH, Object.values(auth.api).map((endpoint) => (endpoint as { path?: string }).path ?? ""));
+  app.use(requestMetrics(shared.metrics, (route, path) => (route === `${BASE_PATH}/*` ? authEndpoint(path) : route)));
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
   const tooLarge = () => problemResponse(problems.tooLarge());
 
@@ -109,6 +114,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
 
   app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
   app.route("/", withDeps(healthRoutes, { auth, readiness }));
+  // Prometheus metrics for a scraper holding METRICS_TOKEN; without the setting, not served at all.
+  if (config.metricsToken) app.route("/metrics", withDeps(metricsRoutes, { auth, metrics: shared.metrics, token: config.metricsToken }));
   // The agent orientation document (discovery's service_documentation) and the public certificate catalog.
   const orientation = { auth, issuer: authUrl, sigmaServiceName: config.sigmaServiceName, agentDynamicHosts: config.agents.dynamicHosts, deprecations, document: {} };
   app.route("/llms.txt", withDeps(llmsTxtRoutes, orientation));
@@ -205,7 +212,10 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   const billing = { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals };
   app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), billing }));
 
-  app.notFound((c) => problemResponse(problems.notFound(), c.req.path));
+  app.notFound((c) => {
+    markUnmatched(c);
+    return problemResponse(problems.notFound(), c.req.path);
+  });
   app.onError(renderError(logger));
   return app;
 }

@@ -41,6 +41,7 @@ import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/sub
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
 import { certificates } from "./plugins/certificates/index.js";
+import { metrics } from "./plugins/metrics/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -168,6 +169,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     },
     telemetry: { enabled: false },
     plugins: [
+      // First: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
+      metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
       // Relative callback URLs normalised, then checked (open redirects through dot segments).
       callbackUrls(),
       // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).

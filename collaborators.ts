@@ -5,6 +5,7 @@ import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
 import { createMutualAuth, type MutualAuth } from "./lib/mutual-auth.js";
+import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
@@ -29,6 +30,8 @@ export interface Collaborators {
   limits: { enabled: boolean; redis?: Redis };
   /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in this process). */
   mutualAuth: MutualAuth;
+  /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
+  metrics: Metrics;
 }
 
 export interface CollaboratorOptions {
@@ -41,13 +44,21 @@ export interface CollaboratorOptions {
 
 export function createCollaborators({ config, logger, redis, mailer }: CollaboratorOptions): Collaborators {
   // Without Redis the replay records live in this process only; with it every instance shares them.
-  const policy = (prefix: string) => bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config);
+  const metrics = createMetrics();
+  const policy = (family: string, prefix: string) =>
+    bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config, () => metrics.replaysRefused.inc({ family }));
   return {
     jwks: jwksCache(),
     mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
-    bitcoinAuth: { auth: policy("idp:bitcoin-auth:"), backup: policy("idp:backup-auth:"), profile: policy("idp:profile-auth:"), wallet: policy("idp:wallet-auth:") },
+    bitcoinAuth: {
+      auth: policy("auth", "idp:bitcoin-auth:"),
+      backup: policy("backup", "idp:backup-auth:"),
+      profile: policy("profile", "idp:profile-auth:"),
+      wallet: policy("wallet", "idp:wallet-auth:"),
+    },
     ordinals: ordinalsIndexer(config),
     limits: { enabled: config.rateLimitEnabled, redis },
     mutualAuth: createMutualAuth(config.serverIdentityKey),
+    metrics,
   };
 }

@@ -57,6 +57,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const shared = createCollaborators({ config, logger, redis, mailer: options.mailer });
+  if (database.pool) shared.metrics.watchPool(database.pool);
   const deps: AuthDeps = { config, database, logger, redis, shared };
 
   try {

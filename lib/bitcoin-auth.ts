@@ -137,11 +137,13 @@ export interface BitcoinAuthPolicy {
   requireHostBinding?: boolean;
   now?: number;
   maxSkewMs?: number;
+  /** Told of each token refused as already used (the metrics count them). */
+  onReplay?: () => void;
 }
 
 /** The policy for one replay cache, from the settings. */
-export function bitcoinAuthPolicy(replay: ReplayCache, settings: { authUrl: string; bitcoinAuthRequireHostBinding: boolean }): BitcoinAuthPolicy {
-  return { replay, origin: new URL(settings.authUrl).origin, requireHostBinding: settings.bitcoinAuthRequireHostBinding };
+export function bitcoinAuthPolicy(replay: ReplayCache, settings: { authUrl: string; bitcoinAuthRequireHostBinding: boolean }, onReplay?: () => void): BitcoinAuthPolicy {
+  return { replay, origin: new URL(settings.authUrl).origin, requireHostBinding: settings.bitcoinAuthRequireHostBinding, onReplay };
 }
 
 /**
@@ -202,7 +204,10 @@ export async function verifyBitcoinAuthToken(
   if (!isCanonicalSignature(scheme, pubkey, sigBytes, `${requestPath}|${timestamp}|${bodyHash}`)) return fail("signature is not in canonical form");
   const key = sha256Hex([target.use ?? "", pubkey, scheme, requestPath, timestamp, bodyHash].join("|"));
   // Keep the replay record for as long as the token could still be fresh.
-  if (!(await opts.replay.claim(key, signedAt.getTime() + skew - now + 1000))) return fail("token was already used");
+  if (!(await opts.replay.claim(key, signedAt.getTime() + skew - now + 1000))) {
+    opts.onReplay?.();
+    return fail("token was already used");
+  }
   return { ok: true, pubkey, scheme, timestamp: signedAt };
 }
 

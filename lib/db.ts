@@ -12,6 +12,8 @@ import { isUniqueViolation, UniqueViolation } from "./errors.js";
 export interface Database {
   readonly db: Kysely<any>;
   readonly type: "sqlite" | "postgres";
+  /** PostgreSQL: the connection pool's counts, for the metrics (lib/metrics.ts watchPool). */
+  readonly pool?: Pick<pg.Pool, "totalCount" | "idleCount" | "waitingCount">;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,7 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
     // the pool replaces it on next use.
     pool.on("error", onPoolError);
     const db = new Kysely<any>({ dialect: withConnectionRules(new PostgresDialect({ pool })) });
-    return { db, type: "postgres", close: () => db.destroy() };
+    return { db, type: "postgres", pool, close: () => db.destroy() };
   }
   if (target.file !== ":memory:") mkdirSync(dirname(target.file), { recursive: true });
   const sqlite = new SQLite(target.file);

@@ -83,6 +83,7 @@ const EnvSchema = v.object({
   SERVER_IDENTITY_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
   CERTIFICATE_ISSUANCE_ENABLED: Bool,
   CERTIFICATE_REVOCATION_DEPTH: v.pipe(v.optional(v.string(), "6"), v.transform(Number), v.integer("must be a whole number of blocks"), v.minValue(1), v.maxValue(100)),
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^\S{32,}$/, "must be at least 32 characters without spaces"))),
 });
 
 export type DatabaseTarget =
@@ -163,6 +164,8 @@ export interface Config {
   readonly minting: { readonly serviceUrl: string | undefined; readonly token: string | undefined };
   /** Each paid tier's NFT, as the 1Sat collection id (`txid_vout`) its items carry; unset: nobody holds that tier. */
   readonly tierNfts: { readonly plus: string | undefined; readonly pro: string | undefined };
+  /** The bearer token a Prometheus scraper sends for GET /metrics; unset: /metrics answers 404. */
+  readonly metricsToken: string | undefined;
   /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
   readonly social: SocialSettings;
   /**
@@ -378,6 +381,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     }),
     minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
     tierNfts: Object.freeze({ plus: e.TIER_NFT_PLUS, pro: e.TIER_NFT_PRO }),
+    metricsToken: e.METRICS_TOKEN,
     social: social.social,
     serverIdentityKey,
     certificates: Object.freeze({ issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED, revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH }),
