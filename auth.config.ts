@@ -39,6 +39,8 @@ import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
+import { audit } from "./plugins/audit/index.js";
+import { recordAuditEvent } from "./plugins/audit/store.js";
 
 export interface AuthDeps {
   config: Config;
@@ -266,7 +268,10 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         safeFetch,
         trustProxy: config.trustProxy,
         logger,
+        audit: (entry) => recordAuditEvent(database.db, logger, entry),
       }),
+      // Last: its after-hooks see each endpoint's final answer (plugins/audit).
+      audit({ db: database.db, logger, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
     ],
   } satisfies BetterAuthOptions;
 }
