@@ -91,6 +91,8 @@ export function audit(options: AuditOptions) {
         // Inside the reuse interval a retry gets the same answer again: not reuse.
         const replayUntil = row.rotationReplayExpiresAt ? new Date(row.rotationReplayExpiresAt) : null;
         if (row.rotatedAt && replayUntil && replayUntil >= new Date()) return;
+        // Bounded: an entry whose after-hook never ran (the request died) must not pile up.
+        if (reused.size >= 1000) reused.clear();
         reused.set(hash, { userId: String(row.userId), clientId: String(row.clientId) });
       } catch (err) {
         logger?.warn("audit: refresh token lookup failed", { err });
