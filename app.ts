@@ -124,7 +124,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/api/reference", withDeps(apiReferenceRoutes, { auth, authUrl }));
   app.route("/api/admin/audit-log", withDeps(adminAuditLogRoutes, { auth, db }));
   app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db, logger }));
-  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
+  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl, logger }));
   const { limits, bitcoinAuth } = shared;
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { agentKit } from "./helpers/agents.js";
 import { enrolKey, keySignIn, newIdentity } from "./helpers/bap.js";
 import { useTestServer } from "./helpers/fixtures.js";
 import { fullCodeFlow, registerClient, signUp, token } from "./helpers/oauth.js";
@@ -100,6 +101,22 @@ describe("audit log: clients, consent and tokens", () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ clientId: client.client_id });
     expect(JSON.stringify(events)).not.toContain(tokens.json.refresh_token);
+  });
+});
+
+describe("audit log: agents", () => {
+  const { enrolledHost, approvedAgent } = agentKit(() => server);
+
+  it("records an agent approved by its owner, then revoked", async () => {
+    const person = await signUp(server);
+    const host = await enrolledHost(person.cookie);
+    const agent = await approvedAgent(person.cookie, host, ["profile.read"]);
+    const approved = await auditLog({ event: "agent.approved", userId: person.user.id });
+    expect(approved.map((e) => e.detail?.agentId)).toContain(agent.id);
+
+    expect((await server.api(`/api/agents/agents/${agent.id}/revoke`, { cookie: person.cookie, body: {} })).status).toBe(200);
+    const revoked = await auditLog({ event: "agent.revoked", userId: person.user.id });
+    expect(revoked.map((e) => e.detail?.agentId)).toContain(agent.id);
   });
 });
 
