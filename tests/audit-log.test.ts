@@ -111,7 +111,13 @@ describe("audit log: agents", () => {
     const person = await signUp(server);
     const host = await enrolledHost(person.cookie);
     const agent = await approvedAgent(person.cookie, host, ["profile.read"]);
-    const approved = await auditLog({ event: "agent.approved", userId: person.user.id });
+    // agent-auth does not wait for its onEvent callback: the row may land just after the answer.
+    const deadline = Date.now() + 10_000;
+    let approved = await auditLog({ event: "agent.approved", userId: person.user.id });
+    while (approved.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      approved = await auditLog({ event: "agent.approved", userId: person.user.id });
+    }
     expect(approved.map((e) => e.detail?.agentId)).toContain(agent.id);
 
     expect((await server.api(`/api/agents/agents/${agent.id}/revoke`, { cookie: person.cookie, body: {} })).status).toBe(200);
