@@ -77,6 +77,13 @@ describe("audit log: clients, consent and tokens", () => {
     expect(events[0]!.detail).toMatchObject({ name: "Audited App" });
   });
 
+  it("records a client deleted through RFC 7592 client configuration", async () => {
+    const client = await registerClient(server);
+    const deleted = await server.api(`/api/auth/oauth2/register/${client.client_id}`, { method: "DELETE", headers: { authorization: `Bearer ${client.registration_access_token}` } });
+    expect(deleted.status).toBe(204);
+    expect((await auditLog({ event: "client.deleted" })).map((e) => e.clientId)).toContain(client.client_id);
+  });
+
   it("records consent granted, then revoked from the account's authorized apps", async () => {
     const { person, client } = await fullCodeFlow(server);
     const granted = await auditLog({ event: "consent.granted", userId: person.user.id });
