@@ -15,6 +15,7 @@ import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
 import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
+import { adminAuditLogRoutes } from "./routes/admin-audit-log.js";
 import { jwksDocument, jwksRoutes } from "./routes/jwks.js";
 import { backupRoutes } from "./routes/backup.js";
 import { pageRoutes } from "./routes/pages/index.js";
@@ -139,8 +140,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   // The OpenAPI document and its reference page (openapi/): GET /api/openapi.json, /api/reference.
   app.route("/api/openapi.json", withDeps(openapiDocumentRoutes, { auth, authUrl }));
   app.route("/api/reference", withDeps(apiReferenceRoutes, { auth, authUrl }));
-  app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db }));
-  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl }));
+  app.route("/api/admin/audit-log", withDeps(adminAuditLogRoutes, { auth, db }));
+  app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db, logger }));
+  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl, logger }));
   const { limits, bitcoinAuth } = shared;
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
   const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP

@@ -42,6 +42,8 @@ import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
 import { certificates } from "./plugins/certificates/index.js";
 import { metrics } from "./plugins/metrics/index.js";
+import { audit } from "./plugins/audit/index.js";
+import { recordAuditEvent } from "./plugins/audit/store.js";
 
 export interface AuthDeps {
   config: Config;
@@ -278,7 +280,10 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         safeFetch,
         trustProxy: config.trustProxy,
         logger,
+        audit: (entry) => recordAuditEvent(database.db, logger, entry),
       }),
+      // Last: its after-hooks see each endpoint's final answer (plugins/audit).
+      audit({ db: database.db, logger, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
     ],
   } satisfies BetterAuthOptions;
 }

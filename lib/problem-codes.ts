@@ -17,6 +17,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   insufficient_scope: { status: 403, detail: "This access token was not granted the scope this resource needs." },
   /** The request is signed by a key that is not the identity's member key. */
   NOT_MEMBER_KEY: { status: 403, detail: "The signing key is not this identity's member key." },
+  /** The route is for administrators (better-auth admin plugin: `user.role` is "admin"). */
+  ADMIN_REQUIRED: { status: 403, detail: "This is for administrators only." },
   /** The named identity is not the caller's. */
   IDENTITY_NOT_OWNED: { status: 403, detail: "That BAP identity is not yours." },
   /** link-oauth: the caller has no such linked provider account (better-auth `account` row). */

@@ -8,6 +8,7 @@ import { certificatePaths } from "./paths/certificates.js";
 import { domainVerificationPaths } from "./paths/domain-verifications.js";
 import { jwksPaths } from "./paths/jwks.js";
 import { openapiPaths } from "./paths/openapi.js";
+import { adminPaths } from "./paths/admin.js";
 import { profilePaths } from "./paths/profile.js";
 import { subscriptionPaths } from "./paths/subscription.js";
 import { walletApiPaths } from "./paths/wallet.js";
@@ -35,6 +36,7 @@ const OUR_PATHS: Paths[] = [
   certificatePaths,
   domainVerificationPaths,
   openapiPaths,
+  adminPaths,
 ];
 
 export const OPENAPI_VERSION = "3.1.1";

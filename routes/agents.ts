@@ -1,8 +1,11 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { problem, problems } from "../lib/errors.js";
-import { PROBLEM_CODES } from "../lib/problem-codes.js";
+import type { Logger } from "../lib/logger.js";
+import { CLIENT_IP_HEADER } from "../lib/transport.js";
 import * as agentStore from "../plugins/agents/store.js";
+import { recordAuditEvent } from "../plugins/audit/store.js";
+import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { noStore, refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
@@ -19,6 +22,7 @@ import { noStore, refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } fr
 export interface AgentRouteDeps extends RouteDeps {
   db: Kysely<any>;
   authUrl: string;
+  logger?: Logger;
 }
 
 type AgentEnv = RouteEnv<AgentRouteDeps>;
@@ -74,7 +78,10 @@ async function changeState(c: Context<AgentEnv, typeof STATE_CHANGE>) {
   const action = c.req.param("action");
   if (action === "revoke") {
     if (row.status === "revoked") throw conflict(`This ${target.noun} is already revoked.`);
-    return c.json({ id: row.id, status: "revoked", ...(await target.revoke(db, row.id)) });
+    const answer = { id: row.id, status: "revoked", ...(await target.revoke(db, row.id)) };
+    const detail = target === HOSTS ? { hostId: row.id } : { agentId: row.id };
+    await recordAuditEvent(db, c.var.deps.logger, { event: "agent.revoked", userId: c.var.session.user.id, ip: c.req.header(CLIENT_IP_HEADER) ?? null, detail: { ...detail, by: "owner" } });
+    return c.json(answer);
   }
   const changed = action === "pause" ? await target.pause(db, row.id) : await target.resume(db, row.id);
   if (!changed) throw conflict(action === "pause" ? `Only an active ${target.noun} can be paused.` : `Only a paused ${target.noun} can be resumed.`);
@@ -86,6 +93,7 @@ async function revokeGrant(c: Context<AgentEnv, typeof GRANT_REVOKE>) {
   const grant = await agentStore.findOwnedGrant(db, c.var.session.user.id, c.req.param("id"));
   if (!grant) throw problems.notFound("You have no capability grant with that id.");
   if (!(await agentStore.revokeGrant(db, grant.id))) throw conflict("Only an active or pending grant can be revoked.");
+  await recordAuditEvent(db, c.var.deps.logger, { event: "agent.revoked", userId: c.var.session.user.id, ip: c.req.header(CLIENT_IP_HEADER) ?? null, detail: { agentId: grant.agentId, grantId: grant.id, by: "owner" } });
   return c.json({ id: grant.id, agentId: grant.agentId, status: "revoked" });
 }
 

@@ -1,6 +1,9 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { problems } from "../lib/errors.js";
+import type { Logger } from "../lib/logger.js";
+import { CLIENT_IP_HEADER } from "../lib/transport.js";
+import { recordAuditEvent } from "../plugins/audit/store.js";
 import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
 
 /**
@@ -8,14 +11,17 @@ import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.j
  * access and refresh token it holds for that person go together. Separate from token
  * revocation (RFC 7009), from ending our session and from signing out of the app.
  */
-type AuthorizedAppsEnv = RouteEnv<RouteDeps & { db: Kysely<any> }>;
+type AuthorizedAppsEnv = RouteEnv<RouteDeps & { db: Kysely<any>; logger?: Logger }>;
 
 async function listApps(c: Context<AuthorizedAppsEnv>) {
   return c.json({ apps: await listAuthorizedApps(c.var.deps.db, c.var.session.user.id) });
 }
 
 async function revokeApp(c: Context<AuthorizedAppsEnv, "/:clientId">) {
-  if (!(await revokeAuthorizedApp(c.var.deps.db, c.var.session.user.id, c.req.param("clientId")))) throw problems.notFound("You have not authorized that application.");
+  const { db, logger } = c.var.deps;
+  const clientId = c.req.param("clientId");
+  if (!(await revokeAuthorizedApp(db, c.var.session.user.id, clientId))) throw problems.notFound("You have not authorized that application.");
+  await recordAuditEvent(db, logger, { event: "consent.revoked", userId: c.var.session.user.id, clientId, ip: c.req.header(CLIENT_IP_HEADER) ?? null });
   return c.body(null, 204);
 }
 

@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import type { ReplayCache } from "../../lib/bitcoin-auth.js";
 import type { Logger } from "../../lib/logger.js";
 import type { SafeFetch } from "../../lib/safe-fetch.js";
+import type { AuditEntry } from "../audit/store.js";
 import { approvalGuard } from "./approval-guard.js";
 import { approvalLookup } from "./approval-lookup.js";
 import { capabilityDefinitions, executeCapability, type CapabilityDeps } from "./capabilities.js";
@@ -26,7 +27,16 @@ export interface AgentsOptions extends CapabilityDeps {
   /** TRUST_PROXY: the audience check may read X-Forwarded-Proto. */
   trustProxy?: boolean;
   logger?: Logger;
+  /** Records agent approvals and revocations in the audit log (plugins/audit). */
+  audit?: (entry: AuditEntry) => Promise<void>;
 }
+
+/** agent-auth's events that go to the audit log, and as what. */
+const AUDITED_AGENT_EVENTS: Partial<Record<string, AuditEntry["event"]>> = {
+  "capability.approved": "agent.approved",
+  "agent.revoked": "agent.revoked",
+  "host.revoked": "agent.revoked",
+};
 
 /** User-code lookups on our approval page, per IP per minute (agent-auth allows 5 approvals a minute). */
 const APPROVAL_RATE = { window: 60, max: 10 };
@@ -67,6 +77,8 @@ export function agents(options: AgentsOptions) {
     // Audit trail: what happened to whom, never arguments or results (a backup is in them).
     onEvent(event: AgentAuthEvent) {
       options.logger?.info("agent-auth", { event: event.type, agentId: event.agentId, hostId: event.hostId, actorId: event.actorId, ...("capability" in event ? { capability: event.capability, status: event.status } : {}) });
+      const audited = AUDITED_AGENT_EVENTS[event.type];
+      if (audited) return options.audit?.({ event: audited, userId: event.actorId ?? null, detail: { type: event.type, agentId: event.agentId, hostId: event.hostId } });
     },
   });
   const { deviceCode: agentDeviceCode, ...endpoints } = plugin.endpoints;

@@ -1,0 +1,162 @@
+import { createHash } from "node:crypto";
+import type { BetterAuthPlugin } from "better-auth";
+import { createAuthMiddleware, isAPIError } from "better-auth/api";
+import type { Kysely } from "kysely";
+import type { Logger } from "../../lib/logger.js";
+import { CLIENT_IP_HEADER } from "../../lib/transport.js";
+import { hookOn, type Hook } from "../hooks.js";
+import { auditSchema } from "./schema.js";
+import { recordAuditEvent, type AuditEntry } from "./store.js";
+
+export interface AuditOptions {
+  db: Kysely<any>;
+  logger?: Logger;
+  /** Key sign-in's route, `/sign-in/<SIGMA_SERVICE_NAME>` (plugins/key-sign-in). */
+  keySignInPath: string;
+}
+
+type HookContext = Parameters<Parameters<typeof createAuthMiddleware>[0]>[0];
+
+/** Sign-in routes and the method each one is. A sign-in succeeded when the route made a session. */
+function signInMethods(keySignInPath: string): ReadonlyMap<string, string> {
+  return new Map([
+    ["/sign-in/email", "password"],
+    [keySignInPath, "key"],
+    ["/callback/:id", "social"],
+    ["/oauth2/callback/:providerId", "social"],
+    ["/passkey/verify-authentication", "passkey"],
+  ]);
+}
+
+const bodyOf = (ctx: HookContext): Record<string, unknown> => (ctx.body && typeof ctx.body === "object" ? (ctx.body as Record<string, unknown>) : {});
+const str = (value: unknown, max = 200) => (typeof value === "string" && value.length > 0 && value.length <= max ? value : undefined);
+/** The error code of a refused request: better-auth's `code` or RFC 6749's `error`, never its wording. */
+const errorCode = (returned: unknown): string | undefined => {
+  if (!isAPIError(returned)) return undefined;
+  const body = (returned.body ?? {}) as Record<string, unknown>;
+  return str(body.code) ?? str(body.error) ?? returned.status?.toString();
+};
+/** oauth-provider's `storeTokens: "hashed"`: SHA-256, base64url without padding. */
+const storedTokenHash = (token: string) => createHash("sha256").update(token).digest("base64url");
+
+/**
+ * The audit log (issue 12): a table of security events and the after-hooks that record the
+ * ones better-auth's endpoints carry out (sign-in by method, refresh-token reuse, client
+ * registration and its RFC 7592 update and delete, consent). Our routes, the agents plugin and
+ * the admin CLI call `recordAuditEvent` themselves. Recording never fails a request.
+ */
+export function audit(options: AuditOptions) {
+  const { db, logger } = options;
+  const record = (ctx: HookContext, entry: AuditEntry) => recordAuditEvent(db, logger, { ip: ctx.headers?.get(CLIENT_IP_HEADER) ?? null, ...entry });
+  const methods = signInMethods(options.keySignInPath);
+
+  const signIn: Hook = {
+    matcher: (ctx) => Boolean(ctx.path && methods.has(ctx.path)),
+    handler: createAuthMiddleware(async (ctx) => {
+      const method = methods.get(ctx.path!)!;
+      const returned = ctx.context.returned;
+      const session = ctx.context.newSession;
+      const provider = method === "social" ? str(ctx.params?.id ?? ctx.params?.providerId, 100) : undefined;
+      // Two-factor's hook took the session back: the sign-in is not finished (the verify route makes it).
+      const pending = returned && typeof returned === "object" && (returned as { twoFactorRedirect?: unknown }).twoFactorRedirect === true;
+      if (session && !pending) return record(ctx, { event: "sign_in", userId: session.user.id, detail: { method, ...(provider ? { provider } : {}) } });
+      if (!isAPIError(returned) || method === "social") return;
+      const body = bodyOf(ctx);
+      // The account the attempt named, when there is one (password: the e-mail; key: the BAP ID is in the detail).
+      const email = method === "password" ? str(body.email, 320)?.toLowerCase() : undefined;
+      const user = email ? await db.selectFrom("user").select("id").where("email", "=", email).executeTakeFirst().catch(() => undefined) : undefined;
+      const bapId = method === "key" ? str(body.bapId, 100) : undefined;
+      await record(ctx, { event: "sign_in.failed", userId: user?.id ?? null, detail: { method, reason: errorCode(returned), ...(bapId ? { bapId } : {}) } });
+    }),
+  };
+
+  /**
+   * Refresh-token reuse (OAuth 2.1 §4.3.1; RFC 9700 §4.14.2): oauth-provider answers a rotated
+   * (revoked) refresh token presented again with `invalid_grant` and deletes the whole family,
+   * with the same `invalid refresh token` wording as other refusals. So the token is looked up
+   * before the endpoint runs (after it, the family is gone), and the event is recorded after,
+   * when the answer was indeed `invalid_grant`.
+   */
+  const reused = new Map<string, { userId: string; clientId: string }>();
+  const lookUpRefreshToken: Hook = hookOn(
+    "/oauth2/token",
+    createAuthMiddleware(async (ctx) => {
+      const body = bodyOf(ctx);
+      const token = body.grant_type === "refresh_token" ? str(body.refresh_token, 4096) : undefined;
+      if (!token) return;
+      try {
+        const hash = storedTokenHash(token);
+        const row = (await ctx.context.adapter.findOne({ model: "oauthRefreshToken", where: [{ field: "token", value: hash }] })) as Record<string, any> | null;
+        if (!row?.revoked) return;
+        // Inside the reuse interval a retry gets the same answer again: not reuse.
+        const replayUntil = row.rotationReplayExpiresAt ? new Date(row.rotationReplayExpiresAt) : null;
+        if (row.rotatedAt && replayUntil && replayUntil >= new Date()) return;
+        // Bounded: an entry whose after-hook never ran (the request died) must not pile up.
+        if (reused.size >= 1000) reused.clear();
+        reused.set(hash, { userId: String(row.userId), clientId: String(row.clientId) });
+      } catch (err) {
+        logger?.warn("audit: refresh token lookup failed", { err });
+      }
+    }),
+  );
+  const recordReuse: Hook = hookOn(
+    "/oauth2/token",
+    createAuthMiddleware(async (ctx) => {
+      const token = str(bodyOf(ctx).refresh_token, 4096);
+      if (!token || reused.size === 0) return;
+      const hash = storedTokenHash(token);
+      const found = reused.get(hash);
+      if (!found) return;
+      reused.delete(hash);
+      if (errorCode(ctx.context.returned) !== "invalid_grant") return;
+      await record(ctx, { event: "refresh_token.reuse", userId: found.userId, clientId: found.clientId, detail: { action: "token family revoked" } });
+    }),
+  );
+
+  const registered: Hook = hookOn(
+    "/oauth2/register",
+    createAuthMiddleware(async (ctx) => {
+      const returned = ctx.context.returned as Record<string, unknown> | undefined;
+      if (!returned || isAPIError(returned) || returned instanceof Response) return;
+      const clientId = str(returned.client_id, 255);
+      if (!clientId) return;
+      const userId = ctx.context.session?.user.id ?? null;
+      await record(ctx, { event: "client.registered", clientId, userId, detail: { name: str(returned.client_name), authMethod: str(returned.token_endpoint_auth_method) } });
+    }),
+  );
+
+  // RFC 7592 §2.2 and §2.3 (plugins/registration-management).
+  const managed: Hook = {
+    matcher: (ctx) => ctx.path === "/oauth2/register/:clientId",
+    handler: createAuthMiddleware(async (ctx) => {
+      const method = ctx.request?.method ?? (ctx as { method?: string }).method;
+      if ((method !== "PUT" && method !== "DELETE") || isAPIError(ctx.context.returned)) return;
+      await record(ctx, { event: method === "PUT" ? "client.updated" : "client.deleted", clientId: str(ctx.params?.clientId, 255) ?? null });
+    }),
+  };
+
+  const consented: Hook = hookOn(
+    "/oauth2/consent",
+    createAuthMiddleware(async (ctx) => {
+      const body = bodyOf(ctx);
+      if (body.accept !== true || isAPIError(ctx.context.returned)) return;
+      const query = new URLSearchParams(typeof body.oauth_query === "string" ? body.oauth_query : "");
+      const scope = str(body.scope, 1000) ?? str(query.get("scope"), 1000);
+      await record(ctx, { event: "consent.granted", userId: ctx.context.session?.user.id ?? null, clientId: str(query.get("client_id"), 255) ?? null, detail: scope ? { scopes: scope.split(" ") } : undefined });
+    }),
+  );
+
+  const consentDeleted: Hook = hookOn(
+    "/oauth2/delete-consent",
+    createAuthMiddleware(async (ctx) => {
+      if (isAPIError(ctx.context.returned)) return;
+      await record(ctx, { event: "consent.revoked", userId: ctx.context.session?.user.id ?? null, detail: { consentId: str(bodyOf(ctx).id, 255) } });
+    }),
+  );
+
+  return {
+    id: "audit",
+    schema: auditSchema,
+    hooks: { before: [lookUpRefreshToken], after: [signIn, recordReuse, registered, managed, consented, consentDeleted] },
+  } satisfies BetterAuthPlugin;
+}

@@ -1,0 +1,10 @@
+-- 0007_audit_log (sqlite): written by `npm run db:generate` from the code's schema. Review and commit it;
+-- never edit a migration that has been applied anywhere: add a new one. One statement per line, ending in ";".
+-- Changes: auditEvent
+create table "auditEvent" ("id" text not null primary key, "at" date not null, "event" text not null, "userId" text, "clientId" text, "ip" text, "requestId" text, "detail" text);
+
+create index "auditEvent_at_idx" on "auditEvent" ("at");
+
+create index "auditEvent_event_idx" on "auditEvent" ("event");
+
+create index "auditEvent_userId_idx" on "auditEvent" ("userId");
