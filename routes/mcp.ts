@@ -46,10 +46,8 @@ export function mcpResourceMetadata(authUrl: string) {
  */
 function unauthorized(authUrl: string, description: string, tokenSent: boolean) {
   const params = [`resource_metadata="${mcpResourceMetadataUrl(authUrl)}"`];
-  const err = new OAuthError("invalid_token", description, { headers: {} });
-  if (tokenSent) params.unshift(`error="${err.error}"`, `error_description="${description}"`);
-  err.extra.headers!["www-authenticate"] = `Bearer ${params.join(", ")}`;
-  return oauthErrorResponse(err);
+  if (tokenSent) params.unshift(`error="invalid_token"`, `error_description="${description}"`);
+  return oauthErrorResponse(new OAuthError("invalid_token", description, { headers: { "www-authenticate": `Bearer ${params.join(", ")}` } }));
 }
 
 async function handle(c: Context<RouteEnv<McpDeps>>) {
