@@ -38,9 +38,11 @@ import { mutualAuthRoutes } from "./routes/mutual-auth.js";
 import { walletBindingRoutes } from "./routes/wallet-binding.js";
 import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import type { RevocationChain } from "./plugins/certificates/revocation.js";
-import { MUTUAL_AUTH_PATH } from "./lib/transport.js";
+import { MCP_PATH, MUTUAL_AUTH_PATH } from "./lib/transport.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
+import { mcpResource, mcpRoutes } from "./routes/mcp.js";
+import { resourceTokenVerifier } from "./lib/resource-token.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
@@ -122,7 +124,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/llms.txt", withDeps(llmsTxtRoutes, orientation));
   app.route("/api/certificates/types", withDeps(certificateTypeRoutes, { auth, authUrl }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwksDocument(auth, shared.jwks) }));
+  const jwks = jwksDocument(auth, shared.jwks);
+  app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwks }));
 
   const subscriptionDeps: SubscriptionDeps = { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions };
   // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one handler, two mounts.
@@ -205,6 +208,9 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   const { mutualAuth } = shared;
   const { issuanceEnabled, revocationDepth } = config.certificates;
   const handshakeLimiter = windowLimiter(limits, HANDSHAKE_LIMIT, "idp:mutual-auth-handshake:");
+  // Our own MCP server, a protected resource of this authorization server (routes/mcp.ts).
+  const mcpTokens = resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks });
+  app.route(MCP_PATH, withDeps(mcpRoutes, { auth, db, authUrl, tokens: mcpTokens }));
   app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled, handshakeLimiter }));
   // Before /api/certificates: its routes would otherwise see /wallet-binding/* as theirs.
   app.route("/api/certificates/wallet-binding", withDeps(walletBindingRoutes, { auth, db, authUrl }));

@@ -5,7 +5,7 @@ import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins
 import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
-import { BASE_PATH, CLIENT_IP_HEADER } from "./lib/transport.js";
+import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
@@ -208,6 +208,10 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         advertisedMetadata: { claims_supported: CLAIMS },
         allowDynamicClientRegistration: true,
         allowUnauthenticatedClientRegistration: true,
+        // RFC 8707: our own MCP server (routes/mcp.ts) is a resource any registered client may ask
+        // for; with `resource` the access token is an RFC 9068 JWT whose `aud` is that resource.
+        resources: [url(MCP_PATH)],
+        enforcePerClientResources: false,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         codeExpiresIn: config.ttl.code,

@@ -73,6 +73,9 @@ export async function start(config: Config, options: StartOptions = {}) {
   const ownership = paid.ownership ?? walletTierOwnership({ db: database.db, indexer: shared.ordinals, collections: config.tierNfts });
   const tiers = createTierService({ db: database.db, checker: ownership, logger });
   const auth = createAuth({ ...deps, tiers });
+  // Plugins' init (oauth-provider seeds its resources, e.g. /mcp) runs before we serve, so it
+  // neither races the first requests nor outlives a server closed at once.
+  await auth.$context;
   // The mint queue runs in every instance that can mint; jobs are claimed one worker at a time
   // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
   const minter =

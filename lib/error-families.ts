@@ -1,10 +1,10 @@
 import type { OAuthErrorCode } from "./errors.js";
-import { BASE_PATH, MUTUAL_AUTH_PATH } from "./transport.js";
+import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./transport.js";
 
 /**
  * Which error vocabulary each route speaks (the spec: RFC 9457 problem details outside OAuth
  * endpoints, RFC 6749 objects on them):
- * - `rfc6749`: the OAuth protocol endpoints below, `{error, error_description}`;
+ * - `rfc6749`: the OAuth protocol endpoints below and our MCP resource (/mcp), `{error, error_description}`;
  * - `better-auth`: the rest of BASE_PATH, better-auth's `{code, message}` (plugins' `$ERROR_CODES`);
  * - `problem`: every other /api route and /.well-known/auth, `application/problem+json` (lib/problem-codes.ts);
  * - `html`: the pages, which word their errors themselves (routes/pages/error-words.ts).
@@ -54,6 +54,8 @@ export function errorFamilyOf(path: string): ErrorFamily {
   if (path === "/api" || path.startsWith("/api/")) return "problem";
   // BRC-104's handshake endpoint is an API too (lib/mutual-auth.ts).
   if (path === MUTUAL_AUTH_PATH) return "problem";
+  // Our MCP server is an RFC 6750 protected resource: `invalid_token` and friends (routes/mcp.ts).
+  if (path === MCP_PATH) return "rfc6749";
   return "html";
 }
 

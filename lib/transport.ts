@@ -4,3 +4,5 @@ export const BASE_PATH = "/api/auth";
 export const CLIENT_IP_HEADER = "x-idp-client-ip";
 /** BRC-104: where a peer POSTs its mutual-authentication handshake messages (and GETs our metadata). */
 export const MUTUAL_AUTH_PATH = "/.well-known/auth";
+/** Our own MCP server (routes/mcp.ts); `${AUTH_URL}${MCP_PATH}` is its RFC 8707 resource identifier. */
+export const MCP_PATH = "/mcp";

@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
+import { mcpResourceMetadata } from "./mcp.js";
 import type { RouteDeps, RouteEnv } from "./middleware.js";
 
 /**
@@ -40,6 +41,8 @@ async function serve(c: Ctx, build: (auth: Auth, issuer: string) => Promise<stri
 
 const openidConfiguration = (c: Ctx) => serve(c, (auth, issuer) => auth.api.getOpenIdConfig().then((m) => finish(m as unknown as Record<string, unknown>, issuer)));
 const oauthServerMetadata = (c: Ctx) => serve(c, (auth, issuer) => auth.api.getOAuthServerConfig().then((m) => finish(m as unknown as Record<string, unknown>, issuer)));
+// RFC 9728 §3.1: the metadata of our MCP server (routes/mcp.ts), path-inserted after its resource path.
+const mcpProtectedResource = (c: Ctx) => serve(c, async (_auth, issuer) => JSON.stringify(mcpResourceMetadata(issuer)));
 // Agent Auth Protocol discovery (§6.1), at the root as the protocol expects; endpoints under /api/auth.
 const agentConfiguration = (c: Ctx) => serve(c, (auth) => auth.api.getAgentConfiguration().then((m) => JSON.stringify(m)));
 
@@ -47,4 +50,5 @@ const agentConfiguration = (c: Ctx) => serve(c, (auth) => auth.api.getAgentConfi
 export const wellKnownRoutes = new Hono<RouteEnv<WellKnownDeps>>()
   .get("/openid-configuration", openidConfiguration)
   .get("/oauth-authorization-server", oauthServerMetadata)
-  .get("/agent-configuration", agentConfiguration);
+  .get("/agent-configuration", agentConfiguration)
+  .get("/oauth-protected-resource/mcp", mcpProtectedResource);

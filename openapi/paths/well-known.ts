@@ -11,4 +11,12 @@ export const wellKnownPaths: Paths = {
   "/.well-known/agent-configuration": {
     get: { tags: ["Discovery"], summary: "Agent auth discovery document", security: PUBLIC, responses: { 200: jsonResponse("Agent configuration.") } },
   },
+  "/.well-known/oauth-protected-resource/mcp": {
+    get: {
+      tags: ["Discovery"],
+      summary: "Protected resource metadata of our MCP server at /mcp (RFC 9728)",
+      security: PUBLIC,
+      responses: { 200: jsonResponse("Resource metadata: resource, authorization_servers, scopes_supported, bearer_methods_supported.") },
+    },
+  },
 };
