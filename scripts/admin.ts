@@ -62,6 +62,9 @@ const database: Database = createDb(config.database);
 const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
 const shared = createCollaborators({ config, logger, redis });
 const auth: Auth = createAuth({ config, database, logger, redis, shared });
+// Plugin start-up writes to the database (oauth-provider seeds its resources): let it finish
+// before any command, or closing the pool at the end races it and the process exits 1.
+await auth.$context;
 const services: AdminServices = {
   auth,
   db: database.db,

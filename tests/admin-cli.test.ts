@@ -48,13 +48,16 @@ describe("admin CLI: clients", () => {
     const listed = await adminJson("clients", "list");
     expect(listed.find((c: { clientId: string }) => c.clientId === client.client_id)).toMatchObject({ disabled: false });
 
-    expect((await admin("clients", "disable", client.client_id)).stdout).toContain(`client ${client.client_id} disabled`);
+    const disabled = await admin("clients", "disable", client.client_id);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(disabled.stdout).toContain(`client ${client.client_id} disabled`);
     const refused = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
     // RFC 6749 §5.2: invalid_client; 401 only for a client that authenticated with a header (this one is public).
     expect(refused.json.error, refused.text).toBe("invalid_client");
     expect(refused.status).toBe(400);
 
-    expect((await admin("clients", "enable", client.client_id)).code).toBe(0);
+    const enabled = await admin("clients", "enable", client.client_id);
+    expect(enabled.code, enabled.stderr).toBe(0);
     const again = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
     expect(again.status).toBe(200);
     expect((await adminActions("clients disable")).length).toBeGreaterThan(0);
