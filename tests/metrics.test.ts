@@ -59,7 +59,7 @@ describe("metrics with METRICS_TOKEN", () => {
   const server = useTestServer({ METRICS_TOKEN, RATE_LIMIT_ENABLED: "true", TRUST_PROXY_HOPS: "1" });
 
   it("refuse a missing or wrong bearer token with 401", async () => {
-    for (const authorization of [undefined, `Bearer ${METRICS_TOKEN}x`, `Bearer ${METRICS_TOKEN.slice(1)}`, `Basic ${METRICS_TOKEN}`]) {
+    for (const authorization of [undefined, `Bearer ${METRICS_TOKEN}x`, `Bearer ${METRICS_TOKEN.slice(1)}`, `Basic ${Buffer.from(`metrics:${METRICS_TOKEN}`).toString("base64")}`]) {
       const res = await server.api("/metrics", { headers: authorization ? { authorization } : {} });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
