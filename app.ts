@@ -10,7 +10,6 @@ import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import { requestContext, type Logger } from "./lib/logger.js";
 import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
-import { windowLimiter, type WindowOptions } from "./lib/rate-limit.js";
 import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -69,12 +68,6 @@ export interface AppDeps {
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Writes to /api/user/* and /api/bap/* per signed-in user per minute. */
-export const PROFILE_WRITE_LIMIT: WindowOptions = { max: 60, windowMs: 60_000 };
-
-/** BRC-103 handshakes per client address per minute (each holds a session in memory). */
-export const HANDSHAKE_LIMIT: WindowOptions = { max: 30, windowMs: 60_000 };
 
 export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates }: AppDeps) {
   const app = new Hono<AppEnv>();
@@ -146,17 +139,17 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/api/admin/audit-log", withDeps(adminAuditLogRoutes, { auth, db }));
   app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db, logger }));
   app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl, logger }));
+  // Every limit is a row of lib/limits.ts; null when RATE_LIMIT_ENABLED=false.
   const { limits, bitcoinAuth } = shared;
   // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
-  const syncLimit = { max: 20, windowMs: 60_000 }; // spec, Limits: 20 requests per minute per IP
   app.route(
     "/api/backup",
     withDeps(backupRoutes, {
       auth,
       db,
       bitcoinAuth: bitcoinAuth.backup,
-      syncLimiter: windowLimiter(limits, syncLimit, "idp:backup-sync:"),
-      signedReadLimiter: windowLimiter(limits, syncLimit, "idp:backup-signed-read:"),
+      syncLimiter: limits?.backupSync ?? null,
+      signedReadLimiter: limits?.backupSignedRead ?? null,
       maxBackupBytes: config.backupMaxBytes,
     }),
   );
@@ -164,7 +157,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     auth,
     db,
     bitcoinAuth: bitcoinAuth.profile,
-    writeLimiter: windowLimiter(limits, PROFILE_WRITE_LIMIT, "idp:profile-write:"),
+    writeLimiter: limits?.profileWrite ?? null,
   };
   app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
@@ -186,15 +179,14 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
       challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
       challengeTtlMs: domains.challengeTtl * 1000,
       validityMs: domains.validity * 1000,
-      verifyLimiter: windowLimiter(limits, { max: 20, windowMs: 60_000 }, "idp:domain-verify:"),
+      verifyLimiter: limits?.domainVerify ?? null,
     }),
   );
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);
+    // The limits of lib/limits.ts apply inside auth.handler (auth.config.ts createAuth), 429 with Retry-After.
     const res = await auth.handler(req);
-    // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
-    if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
     const oauthRoute = oauthRouteOf(c.req.path);
     if (oauthRoute) return asOAuthError(res, oauthRoute);
@@ -207,7 +199,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
   const { mutualAuth } = shared;
   const { issuanceEnabled, revocationDepth } = config.certificates;
-  const handshakeLimiter = windowLimiter(limits, HANDSHAKE_LIMIT, "idp:mutual-auth-handshake:");
+  const handshakeLimiter = limits?.mutualAuthHandshake ?? null;
   // Our own MCP server, a protected resource of this authorization server (routes/mcp.ts).
   const mcpTokens = resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks });
   app.route(MCP_PATH, withDeps(mcpRoutes, { auth, db, authUrl, tokens: mcpTokens }));

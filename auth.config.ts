@@ -9,7 +9,7 @@ import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
-import { windowLimiter } from "./lib/rate-limit.js";
+import { limitAuthHandler } from "./lib/auth-limits.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
@@ -73,8 +73,6 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const metadataFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
-  // One count of user-code checks per IP for all the device routes together (plugins/device).
-  const deviceCodeLimiter = windowLimiter(shared.limits, { max: config.device.userCodeRateLimit, windowMs: 60_000 }, "idp:device-user-code:");
 
   return {
     appName: "Identity",
@@ -138,18 +136,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // the new address before anything changes, and an undo link to the old one.
       changeEmail: { enabled: true, updateEmailWithoutVerification: false },
     },
-    rateLimit: {
-      enabled: config.rateLimitEnabled,
-      storage: redis ? "secondary-storage" : "memory",
-      window: 60,
-      max: 600,
-      customRules: {
-        "/sign-in/email": { window: 60, max: 20 },
-        "/sign-up/email": { window: 60, max: 20 },
-        // currentPassword is checked here too: the same budget as a sign-in.
-        "/change-email": { window: 60, max: 20 },
-      },
-    },
+    // Our limits replace better-auth's (its per-IP rules and the plugins' `rateLimit` entries):
+    // createAuth wraps the handler with lib/auth-limits.ts, keyed as lib/limits.ts declares.
+    rateLimit: { enabled: false },
     advanced: {
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
       useSecureCookies: config.authUrl.startsWith("https://"),
@@ -221,7 +210,6 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // Back-channel logout tokens go out through the guarded fetcher: a logout URI whose name
         // resolves to an inside address is refused at delivery, not only its literal at registration.
         backchannelLogoutFetch: safeFetch,
-        rateLimit: { register: { window: 60, max: config.registerRateLimit } },
         // The BAP identity a grant speaks for: chosen on the consent page (kept on the session),
         // else the primary one. It becomes the consent's and the tokens' referenceId.
         postLogin: {
@@ -247,7 +235,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         ],
       }),
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
-      deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval, userCodeLimiter: deviceCodeLimiter }),
+      deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),
       tokenRevocation(),
       claimsPolicy(),
@@ -305,7 +293,10 @@ async function profileClaims(database: Database, user: { id: string; pubkey?: un
 export function createAuth(deps: AuthDeps) {
   const options = buildOptions(deps);
   assertUniqueEndpointKeys(options.plugins);
-  return betterAuth(options);
+  const auth = betterAuth(options);
+  // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
+  const handler = limitAuthHandler(auth.handler, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName });
+  return { ...auth, handler, fetch: handler };
 }
 
 export type Auth = ReturnType<typeof createAuth>;

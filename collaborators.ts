@@ -6,6 +6,7 @@ import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
 import { createMutualAuth, type MutualAuth } from "./lib/mutual-auth.js";
 import { createMetrics, type Metrics } from "./lib/metrics.js";
+import { createLimiters, type Limiters } from "./lib/rate-limit.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
@@ -26,8 +27,12 @@ export interface Collaborators {
   bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy; wallet: BitcoinAuthPolicy };
   /** The NFT indexer client (plugins/wallet/ordinals.ts) and so one NFT cache: wallet routes and the agent capability. */
   ordinals: OrdinalsIndexer;
-  /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
-  limits: { enabled: boolean; redis?: Redis };
+  /**
+   * The counters of every rate limit (lib/limits.ts, lib/rate-limit.ts): in Redis when there is
+   * one, else in memory; null when RATE_LIMIT_ENABLED=false. better-auth's surface (auth.config.ts
+   * createAuth) and our routes (app.ts) count in the same ones.
+   */
+  limits: Limiters | null;
   /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in this process). */
   mutualAuth: MutualAuth;
   /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
@@ -57,7 +62,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
       wallet: policy("wallet", "idp:wallet-auth:"),
     },
     ordinals: ordinalsIndexer(config),
-    limits: { enabled: config.rateLimitEnabled, redis },
+    limits: createLimiters(config.limits, redis),
     mutualAuth: createMutualAuth(config.serverIdentityKey),
     metrics,
   };

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PrivateKey } from "@bsv/sdk";
 import * as v from "valibot";
+import { LIMITS, limitPoints, type LimitSetting, type LimitSettings } from "./limits.js";
 import { parseSocialSettings, type SocialSettings } from "./social-env.js";
 
 /**
@@ -21,6 +22,14 @@ const Seconds = (fallback: number) =>
     v.integer("must be a whole number of seconds"),
     v.minValue(1, "must be at least 1"),
   );
+
+/** A rate limit's budget (lib/limits.ts), a whole number of requests per its window. */
+const Requests = (fallback: number) =>
+  v.pipe(v.optional(v.string(), String(fallback)), v.transform(Number), v.integer("must be a whole number of requests"), v.minValue(1, "must be at least 1"));
+/** One setting per overridable limit of lib/limits.ts, its default the table's. */
+const LIMIT_SETTINGS = Object.fromEntries(
+  Object.values(LIMITS).flatMap((rule) => (rule.setting ? [[rule.setting, Requests(rule.points)]] : [])),
+) as Record<LimitSetting, ReturnType<typeof Requests>>;
 
 const PriceId = v.pipe(v.string(), v.regex(/^price_[A-Za-z0-9]+$/, "must be a Stripe price id (price_...)"));
 /** A 1Sat collection id: the outpoint of the collection's inscription, as its items' MAP data names it. */
@@ -47,7 +56,6 @@ const EnvSchema = v.object({
   REFRESH_TOKEN_TTL: Seconds(604800),
   AUTH_CODE_TTL: Seconds(600),
   ID_TOKEN_TTL: Seconds(3600),
-  REGISTER_RATE_LIMIT: v.pipe(v.optional(v.string(), "20"), v.transform(Number), v.integer(), v.minValue(1)),
   ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
@@ -55,7 +63,6 @@ const EnvSchema = v.object({
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
-  DEVICE_CODE_RATE_LIMIT: v.pipe(v.optional(v.string(), "10"), v.transform(Number), v.integer(), v.minValue(1)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
   OUTBOUND_EXTRA_CA_FILE: v.optional(v.string()),
@@ -83,6 +90,7 @@ const EnvSchema = v.object({
   SERVER_IDENTITY_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
   CERTIFICATE_ISSUANCE_ENABLED: Bool,
   CERTIFICATE_REVOCATION_DEPTH: v.pipe(v.optional(v.string(), "6"), v.transform(Number), v.integer("must be a whole number of blocks"), v.minValue(1), v.maxValue(100)),
+  ...LIMIT_SETTINGS,
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^\S{32,}$/, "must be at least 32 characters without spaces"))),
 });
 
@@ -113,10 +121,10 @@ export interface Config {
   readonly proxyHops: number;
   readonly dataDir: string;
   readonly ttl: { readonly accessToken: number; readonly refreshToken: number; readonly code: number; readonly idToken: number };
-  readonly registerRateLimit: number;
   /** Anonymous registrations unused this many days are deleted (0: never). */
   readonly anonymousClientTtlDays: number;
-  readonly rateLimitEnabled: boolean;
+  /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
+  readonly limits: LimitSettings;
   readonly sigmaServiceName: string;
   /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
   readonly bitcoinAuthRequireHostBinding: boolean;
@@ -127,8 +135,8 @@ export interface Config {
   readonly keySignInSkipsTwoFactor: boolean;
   /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
   readonly backupMaxBytes: number;
-  /** RFC 8628 device grant: code lifetime and minimum polling interval (s), user-code checks per IP per minute over all its routes together. */
-  readonly device: { readonly codeTtl: number; readonly pollInterval: number; readonly userCodeRateLimit: number };
+  /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
+  readonly device: { readonly codeTtl: number; readonly pollInterval: number };
   /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
   readonly agents: { readonly dynamicHosts: boolean };
   /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
@@ -349,14 +357,13 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       code: e.AUTH_CODE_TTL,
       idToken: e.ID_TOKEN_TTL,
     }),
-    registerRateLimit: e.REGISTER_RATE_LIMIT,
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
-    rateLimitEnabled: e.RATE_LIMIT_ENABLED !== "false",
+    limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
     bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,
     keySignInSkipsTwoFactor: e.KEY_SIGN_IN_SKIPS_TWO_FACTOR,
     backupMaxBytes: e.BACKUP_MAX_BYTES,
-    device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL, userCodeRateLimit: e.DEVICE_CODE_RATE_LIMIT }),
+    device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
     outboundExtraCa: e.OUTBOUND_EXTRA_CA_FILE ? readCaFile(e.OUTBOUND_EXTRA_CA_FILE) : undefined,

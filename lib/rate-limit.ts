@@ -1,74 +1,65 @@
 import type { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { LIMIT_NAMES, LIMITS, type LimitName, type LimitSettings } from "./limits.js";
 
 export interface LimitResult {
   allowed: boolean;
-  /** Seconds until the current window ends (the Retry-After value). */
+  /** Seconds until the key has budget again (the Retry-After value, RFC 6585 §4). */
   retryAfter: number;
 }
 
-/** A fixed-window counter: at most `max` hits per key per window. */
-export interface WindowLimiter {
+/** One limit's counters (a row of lib/limits.ts). */
+export interface Limiter {
+  /** Counts one request for `key`; not allowed past the budget. */
   hit(key: string): Promise<LimitResult>;
+  /** Whether `key` has budget left, without counting anything. */
+  check(key: string): Promise<LimitResult>;
 }
 
-export interface WindowOptions {
-  max: number;
-  windowMs: number;
-}
+/** A counter per limit of lib/limits.ts. */
+export type Limiters = Readonly<Record<LimitName, Limiter>>;
 
-const result = (count: number, max: number, windowEnd: number, now: number): LimitResult => ({
-  allowed: count <= max,
-  retryAfter: Math.max(1, Math.ceil((windowEnd - now) / 1000)),
-});
+const retryAfterOf = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
-/** Process-local counters (spec, Limits: the sync limit is per process), bounded in memory. */
-export function memoryWindowLimiter({ max, windowMs }: WindowOptions, maxKeys = 100_000): WindowLimiter {
-  const windows = new Map<string, { end: number; count: number }>();
+/** rate-limiter-flexible's counter behind our small interface. */
+function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
   return {
     async hit(key) {
-      const now = Date.now();
-      let entry = windows.get(key);
-      if (!entry || entry.end <= now) {
-        if (windows.size >= maxKeys) for (const [k, w] of windows) if (w.end <= now) windows.delete(k);
-        // Still full of live windows: forget the oldest rather than grow without bound.
-        if (windows.size >= maxKeys) windows.delete(windows.keys().next().value as string);
-        entry = { end: now + windowMs, count: 0 };
-        windows.set(key, entry);
-      }
-      entry.count += 1;
-      return result(entry.count, max, entry.end, now);
-    },
-  };
-}
-
-/**
- * Counters in Redis, shared by every instance. If Redis fails the process-local limiter
- * answers instead: a limit still applies, and an outage does not take the route down.
- */
-export function redisWindowLimiter(redis: Redis, { max, windowMs }: WindowOptions, prefix: string): WindowLimiter {
-  const fallback = memoryWindowLimiter({ max, windowMs });
-  return {
-    async hit(key) {
-      const now = Date.now();
-      const start = Math.floor(now / windowMs) * windowMs;
-      const name = `${prefix}${key}:${start}`;
       try {
-        const replies = await redis.multi().incr(name).pexpire(name, windowMs + 1000).exec();
-        const count = Number(replies?.[0]?.[1]);
-        if (!Number.isFinite(count)) throw new Error("no count from redis");
-        return result(count, max, start + windowMs, now);
-      } catch {
-        return fallback.hit(key);
+        await counter.consume(key);
+        return { allowed: true, retryAfter: 0 };
+      } catch (refused) {
+        // A RateLimiterRes is "over budget"; anything else is a store failure the insurance
+        // limiter did not absorb: counters fail open (availability), never a 500.
+        if (refused instanceof RateLimiterRes) return { allowed: false, retryAfter: retryAfterOf(refused) };
+        return { allowed: true, retryAfter: 0 };
       }
+    },
+    async check(key) {
+      const res = await counter.get(key).catch(() => null);
+      if (!res || res.consumedPoints < points) return { allowed: true, retryAfter: 0 };
+      return { allowed: false, retryAfter: retryAfterOf(res) };
     },
   };
 }
 
 /**
- * The window limiter a deployment uses: counters in Redis when there is one (shared by every
- * instance), in memory otherwise; null when limits are off (RATE_LIMIT_ENABLED=false).
+ * The counters of every limit: in Redis when the deployment has it (shared by every instance),
+ * each with an in-memory insurance limiter that answers while Redis is unreachable (counters
+ * fail open to a per-process limit: availability matters more than an exact count); in memory
+ * otherwise. Null when limits are off (RATE_LIMIT_ENABLED=false).
  */
-export function windowLimiter(deployment: { enabled: boolean; redis?: Redis }, limit: WindowOptions, prefix: string): WindowLimiter | null {
-  if (!deployment.enabled) return null;
-  return deployment.redis ? redisWindowLimiter(deployment.redis, limit, prefix) : memoryWindowLimiter(limit);
+export function createLimiters(settings: LimitSettings, redis?: Redis): Limiters | null {
+  if (!settings.enabled) return null;
+  const limiters = {} as Record<LimitName, Limiter>;
+  for (const name of LIMIT_NAMES) {
+    const points = settings.points[name];
+    const options = { points, duration: LIMITS[name].windowSeconds, keyPrefix: `idp:rl:${name}` };
+    const memory = new RateLimiterMemory(options);
+    const counter = redis
+      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true })
+      : memory;
+    limiters[name] = limiterOver(counter, points);
+  }
+  return Object.freeze(limiters);
 }

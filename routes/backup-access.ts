@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { bapIdOfMemberKey } from "../lib/bap.js";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import { problem, ProblemError, problems } from "../lib/errors.js";
-import type { WindowLimiter } from "../lib/rate-limit.js";
+import type { Limiter } from "../lib/rate-limit.js";
 import { problemResponse } from "../lib/respond.js";
 import { CLIENT_IP_HEADER } from "../lib/transport.js";
 import { check, readJson } from "../lib/validate.js";
@@ -28,9 +28,9 @@ export interface BackupDeps extends RouteDeps {
   /** How Bitcoin-Auth tokens are verified: single-use records (Redis when configured), host binding. */
   bitcoinAuth: BitcoinAuthPolicy;
   /** 20 requests per minute per client IP on /sync; null turns the limit off. */
-  syncLimiter: WindowLimiter | null;
+  syncLimiter: Limiter | null;
   /** Per client IP on GET /api/backup?bapId with x-auth-token (a signature check each); null turns it off. */
-  signedReadLimiter: WindowLimiter | null;
+  signedReadLimiter: Limiter | null;
   /** Largest `encryptedBackup` accepted, in bytes (characters: the ciphertext is base64). */
   maxBackupBytes: number;
 }
@@ -120,7 +120,7 @@ export const oauthOnly = (scope: BackupScope) =>
   });
 
 /** 429 past the limiter's budget for this client IP (OWASP ASVS 2.2.1, anti-automation). */
-export async function limit(limiter: WindowLimiter | null, c: Context) {
+export async function limit(limiter: Limiter | null, c: Context) {
   if (!limiter) return;
   const { allowed, retryAfter } = await limiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
   if (!allowed) throw problems.tooManyRequests(retryAfter);

@@ -6,7 +6,7 @@ import type { Auth } from "../auth.config.js";
 import { BAP_ID_PATTERN } from "../lib/bap.js";
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
-import type { WindowLimiter } from "../lib/rate-limit.js";
+import type { Limiter } from "../lib/rate-limit.js";
 import { readJson, readQuery } from "../lib/validate.js";
 import { findOwnedIdentity } from "../plugins/bap-identity/store.js";
 import { challengeFor, type ChallengeSettings, type DomainChecks } from "../plugins/domain-verification/checks.js";
@@ -32,7 +32,7 @@ export interface DomainVerificationDeps {
   challengeTtlMs: number;
   validityMs: number;
   /** Checks per user per minute: each one is a DNS query or an outbound fetch. */
-  verifyLimiter: WindowLimiter | null;
+  verifyLimiter: Limiter | null;
 }
 
 type DomainEnv = RouteEnv<DomainVerificationDeps>;

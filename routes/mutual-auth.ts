@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
 import { AUTH_VERSION, type MutualAuth } from "../lib/mutual-auth.js";
-import type { WindowLimiter } from "../lib/rate-limit.js";
+import type { Limiter } from "../lib/rate-limit.js";
 import { limit } from "./backup-access.js";
 import type { RouteEnv } from "./middleware.js";
 
@@ -15,7 +15,7 @@ export interface MutualAuthRouteDeps {
   authUrl: string;
   issuanceEnabled: boolean;
   /** Handshakes per client address (each one holds a session in memory). */
-  handshakeLimiter: WindowLimiter | null;
+  handshakeLimiter: Limiter | null;
 }
 
 type C = Context<RouteEnv<MutualAuthRouteDeps>>;

@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { BAP_ID_PATTERN } from "../lib/bap.js";
 import { isCompressedPubkey, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import { problems } from "../lib/errors.js";
-import type { WindowLimiter } from "../lib/rate-limit.js";
+import type { Limiter } from "../lib/rate-limit.js";
 import { registrationRecord } from "../plugins/bap-identity/registrations.js";
 import * as identities from "../plugins/bap-identity/store.js";
 import type { RouteDeps, RouteEnv } from "./middleware.js";
@@ -17,8 +17,8 @@ import type { RouteDeps, RouteEnv } from "./middleware.js";
 export interface ProfileDeps extends RouteDeps {
   db: Kysely<any>;
   bitcoinAuth: BitcoinAuthPolicy;
-  /** Writes per signed-in user per window (PROFILE_WRITE_LIMIT in app.ts); null turns the limit off. */
-  writeLimiter: WindowLimiter | null;
+  /** Writes per signed-in user per window (`profileWrite` in lib/limits.ts); null turns the limit off. */
+  writeLimiter: Limiter | null;
 }
 
 export type ProfileEnv = RouteEnv<ProfileDeps>;

@@ -4,8 +4,8 @@ import { useTestServer } from "./helpers/fixtures.js";
 import { cookiesOf, uniqueClientIp, uniqueEmail } from "./helpers/server.js";
 
 /**
- * Write quotas on /api/user/* and /api/bap/*: 60 writes a minute per signed-in user (app.ts
- * PROFILE_WRITE_LIMIT), answered 429 problem+json with Retry-After, counted per user.
+ * Write quotas on /api/user/* and /api/bap/*: 60 writes a minute per signed-in user
+ * (`profileWrite` in lib/limits.ts), answered 429 problem+json with Retry-After, counted per user.
  */
 
 // TRUST_PROXY and an address of its own: sign-up's per-IP limit is on here too.

@@ -41,7 +41,7 @@ interface GrantRow {
  * request a person's code names, so our approval page can show who asks for what before the
  * person approves at agent-auth's /agent/approve-capability. agent-auth stores only the code's
  * hash and wants the agent id beside it; a person who typed just the code needs this lookup.
- * Guessing is rate limited per IP like the approve step (plugins/agents/index.ts).
+ * Guessing is rate limited per IP like the approve step (lib/limits.ts `approval`).
  * A request bound to another account answers like an unknown code.
  */
 export function approvalLookup(describe: (name: string) => string | undefined) {

@@ -38,9 +38,6 @@ const AUDITED_AGENT_EVENTS: Partial<Record<string, AuditEntry["event"]>> = {
   "host.revoked": "agent.revoked",
 };
 
-/** User-code lookups on our approval page, per IP per minute (agent-auth allows 5 approvals a minute). */
-const APPROVAL_RATE = { window: 60, max: 10 };
-
 /**
  * Agent auth (@better-auth/agent-auth, Agent Auth Protocol): hosts, agents, capability grants
  * and approval requests, with this service's capabilities run for real (./capabilities.ts).
@@ -89,7 +86,8 @@ export function agents(options: AgentsOptions) {
     // Pause runs before agent-auth's hook (which would reactivate a paused agent); the others
     // after it, so they see only JWTs agent-auth has verified (ctx.context.hostSession).
     hooks: { ...plugin.hooks, before: [pauseGuard(), ...plugin.hooks.before, hostJwtReplayGuard(options.replay), ownerGuard(), approvalGuard(), jwksUrlGuard(options.safeFetch)] },
-    rateLimit: [{ pathMatcher: (path: string) => path === "/agent-approval", ...APPROVAL_RATE }, ...plugin.rateLimit],
+    // lib/limits.ts (`approval`, `agent`) replaces agent-auth's per-IP rules.
+    rateLimit: [],
   } satisfies BetterAuthPlugin;
 }
 
