@@ -57,7 +57,6 @@ async function serve(dir: string, port: number) {
     DATABASE_URL: join(dir, "bench.sqlite"),
     BETTER_AUTH_SECRET: randomBytes(32).toString("base64url"),
     LOG_LEVEL: "error",
-    RATE_LIMIT_ENABLED: "false",
     AUTO_MIGRATE: "true",
   });
   const running = await start(config);

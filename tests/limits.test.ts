@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enrolKey, keySignIn, newIdentity } from "./helpers/bap.js";
+import { useTestServer } from "./helpers/fixtures.js";
+import { authorize, fullCodeFlow, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
+import { postForm, startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
+
+/**
+ * The limits of lib/limits.ts with the shipped defaults: machine traffic is limited per client,
+ * token or key and never per address, people's unauthenticated surfaces per address, and a
+ * caller failing to authenticate as a client spends its own address's budget, not the client's.
+ */
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+/** A confidential client (client_secret_basic) and an access and refresh token issued to it. */
+async function confidentialGrant(server: TestServer) {
+  const person = await signUp(server);
+  const client = await registerClient(server, { token_endpoint_auth_method: "client_secret_basic" });
+  const { verifier, challenge } = pkce();
+  const { code } = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge });
+  const authorization = basic(client.client_id, client.client_secret!);
+  const tokens = await postForm(server, "/api/auth/oauth2/token", { grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, code_verifier: verifier }, { authorization });
+  expect(tokens.status, tokens.text).toBe(200);
+  return { client, authorization, accessToken: tokens.json.access_token as string };
+}
+
+/** Runs `send` `perSecond` times a second for `seconds`, evenly spaced, and returns every status. */
+async function paced(perSecond: number, seconds: number, send: () => Promise<number>) {
+  const started = Date.now();
+  const pending: Promise<number>[] = [];
+  for (let i = 0; i < perSecond * seconds; i++) {
+    await sleep(started + (i * 1000) / perSecond - Date.now());
+    pending.push(send());
+  }
+  const statuses = await Promise.all(pending);
+  return { statuses, elapsed: Date.now() - started };
+}
+
+const countOf = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+
+describe("limits with the shipped defaults", () => {
+  // Only TRUST_PROXY, so each test can speak from an address of its own (X-Forwarded-For).
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true" });
+
+  it("answers 100 introspections a second from one address for 10 s without a 429", { timeout: 60_000 }, async () => {
+    const { authorization, accessToken } = await confidentialGrant(server);
+    const ip = uniqueClientIp();
+    const introspect = async () => {
+      const res = await fetch(`${server.url}/api/auth/oauth2/introspect`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": ip },
+        body: new URLSearchParams({ token: accessToken, token_type_hint: "access_token" }),
+      });
+      const body = (await res.json()) as { active?: boolean };
+      return res.status === 200 && body.active === true ? 200 : res.status;
+    };
+    const { statuses, elapsed } = await paced(100, 10, introspect);
+    expect(elapsed).toBeGreaterThanOrEqual(9_900);
+    expect(countOf(statuses)).toEqual({ 200: 1000 });
+  });
+
+  it("serves a refresh-token loop from one address for 10 s without a 429", { timeout: 60_000 }, async () => {
+    const { client, tokens } = await fullCodeFlow(server);
+    const ip = uniqueClientIp();
+    let refreshToken = tokens.json.refresh_token as string;
+    const statuses: number[] = [];
+    const until = Date.now() + 10_000;
+    // One chain, as fast as the server answers: each answer's rotated token is the next request's.
+    while (Date.now() < until) {
+      const res = await postForm(server, "/api/auth/oauth2/token", { grant_type: "refresh_token", refresh_token: refreshToken, client_id: client.client_id }, { "x-forwarded-for": ip });
+      statuses.push(res.status);
+      if (res.status !== 200) break;
+      refreshToken = res.json.refresh_token;
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    // better-auth's default rule for /oauth2/token allowed 20 a minute per address.
+    expect(statuses.length).toBeGreaterThan(100);
+  });
+
+  it("still stops password guessing: the 21st sign-in a minute from one address is a 429 with Retry-After", { timeout: 60_000 }, async () => {
+    const ip = uniqueClientIp();
+    const attempt = () => server.api("/api/auth/sign-in/email", { body: { email: "nobody@example.com", password: "guess guess guess" }, headers: { "x-forwarded-for": ip } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await attempt()).status);
+    expect(statuses).not.toContain(429);
+    const refused = await attempt();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused.json).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    // Another address is not held back by that one.
+    expect((await server.api("/api/auth/sign-in/email", { body: { email: "nobody@example.com", password: "guess" }, headers: { "x-forwarded-for": uniqueClientIp() } })).status).not.toBe(429);
+  });
+
+  it("lets many keys sign in from one address, and stops one key signing in too often", { timeout: 90_000 }, async () => {
+    const ip = uniqueClientIp();
+    const fromFleet = { ...server, api: (path: string, init: Parameters<TestServer["api"]>[1] = {}) => server.api(path, { ...init, headers: { ...init.headers, "x-forwarded-for": ip } }) };
+    // 25 agents behind one NAT: each enrols and signs in (better-auth's /sign-in/* rule allowed 3 per 10 s per address).
+    const keys = Array.from({ length: 25 }, () => newIdentity());
+    const statuses: number[] = [];
+    for (const id of keys) {
+      statuses.push((await enrolKey(fromFleet, id)).status);
+      statuses.push((await keySignIn(fromFleet, id)).status);
+    }
+    expect(countOf(statuses)).toEqual({ 200: 50 });
+    // One key hammered: 10 a minute per key, its enrolment and first sign-in included.
+    const hammered = keys[0]!;
+    const more: number[] = [];
+    for (let i = 0; i < 10; i++) more.push((await keySignIn(fromFleet, hammered)).status);
+    expect(more.slice(0, 8)).toEqual(Array(8).fill(200));
+    expect(more.slice(8)).toEqual([429, 429]);
+    // ...while the other keys behind the same address go on signing in.
+    expect((await keySignIn(fromFleet, keys[1]!)).status).toBe(200);
+  });
+});
+
+describe("failed client authentication", () => {
+  // Small budgets, so a flood is quick to send: 20 failures a minute per address, 50 requests a second per client.
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", AUTH_FAILURE_RATE_LIMIT: "20", CLIENT_RATE_LIMIT: "50" });
+
+  it("count against the caller's address, never against the client it names", { timeout: 60_000 }, async () => {
+    const { client, authorization, accessToken } = await confidentialGrant(server);
+    const introspect = (auth: string, ip: string) =>
+      postForm(server, "/api/auth/oauth2/introspect", { token: accessToken }, { authorization: auth, "x-forwarded-for": ip });
+    const attacker = uniqueClientIp();
+    const real = uniqueClientIp();
+    const wrong = basic(client.client_id, "not-the-secret");
+    // The flood: 19 failures (under the address's ceiling), then the real client 40 times,
+    // all within a second: had the failures counted against the client, it would pass 50.
+    const flood: number[] = [];
+    for (let i = 0; i < 19; i++) flood.push((await introspect(wrong, attacker)).status);
+    expect(countOf(flood)).toEqual({ 401: 19 });
+    const served: number[] = [];
+    for (let i = 0; i < 40; i++) served.push((await introspect(authorization, real)).status);
+    expect(countOf(served)).toEqual({ 200: 40 });
+
+    // Past the ceiling the attacker's address is refused, with RFC 6749's body and Retry-After...
+    expect((await introspect(wrong, attacker)).status).toBe(401);
+    const refused = await introspect(wrong, attacker);
+    expect(refused.status).toBe(429);
+    expect(refused.json).toMatchObject({ error: "slow_down" });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // ...and the real client, from its own address, is still served.
+    await sleep(1_100); // a new second of the client's own budget
+    expect((await introspect(authorization, real)).status).toBe(200);
+  });
+
+  it("a client's own budget is per client, whatever its address", { timeout: 30_000 }, async () => {
+    const { authorization, accessToken } = await confidentialGrant(server);
+    // One request after another, each from an address of its own: the client's 50 a second hold across them.
+    const statuses: number[] = [];
+    while (statuses.length < 200 && !statuses.includes(429)) {
+      statuses.push((await postForm(server, "/api/auth/oauth2/introspect", { token: accessToken }, { authorization, "x-forwarded-for": uniqueClientIp() })).status);
+    }
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
+    // 50 a second, one of which went to the code exchange just before.
+    expect(statuses.length).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe.runIf(process.env.TEST_REDIS_URL)("two instances on one Redis", () => {
+  let c: TestServer;
+  let d: TestServer;
+  beforeAll(async () => {
+    const env = { RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", KEY_SIGN_IN_RATE_LIMIT: "4" };
+    c = await startTestServer(env);
+    const database = c.config.database;
+    d = await startTestServer({ ...env, DATABASE_URL: database.kind === "sqlite" ? database.file : database.url });
+  });
+  afterAll(async () => {
+    await c?.close();
+    await d?.close();
+  });
+
+  it("share the per-key count of key sign-in", { timeout: 30_000 }, async () => {
+    const id = newIdentity();
+    expect((await enrolKey(c, id)).status).toBe(200);
+    const statuses = [(await keySignIn(d, id)).status, (await keySignIn(c, id)).status, (await keySignIn(d, id)).status, (await keySignIn(c, id)).status];
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});
