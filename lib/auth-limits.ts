@@ -146,12 +146,12 @@ async function isAuthFailure(res: Response, limit: LimitName): Promise<boolean> 
 }
 
 /**
- * better-auth's answer shape, `{code, message}`, with Retry-After (RFC 6585 §4); the app's
- * catch-all rewrites it as an RFC 6749 error on the OAuth endpoints (lib/respond.ts asOAuthError).
+ * The answer better-auth's own limiter gave, `{message}`, with Retry-After (RFC 6585 §4); the
+ * app's catch-all rewrites it as an RFC 6749 error on the OAuth endpoints (lib/respond.ts asOAuthError).
  */
 function tooManyRequests({ retryAfter }: LimitResult): Response {
   return Response.json(
-    { code: "TOO_MANY_REQUESTS", message: "Too many requests. Please try again later." },
+    { message: "Too many requests. Please try again later." },
     { status: 429, headers: { "retry-after": String(retryAfter), "cache-control": "no-store" } },
   );
 }

@@ -9,8 +9,8 @@ export function createRedis(url: string): Redis {
 const PREFIX = "idp:";
 
 /**
- * better-auth secondary storage on Redis: sessions' cache, verification values and the
- * rate-limit counters, shared by every instance of the deployment.
+ * better-auth secondary storage on Redis: sessions' cache and verification values, shared by
+ * every instance of the deployment (rate-limit counters are lib/rate-limit.ts's, not here).
  */
 export function redisSecondaryStorage(redis: Redis): SecondaryStorage {
   return {
