@@ -15,12 +15,19 @@
  *   checks the token response (200, JSON, `Cache-Control: no-store`, `access_token`, `token_type`).
  *
  * This script starts the server in-process on a temporary SQLite database on a free loopback
- * port, creates a person, registers the client, runs the CLI, and when the CLI prints the
- * authorization URL, a headless Chromium (Debian's, driven by playwright-core) opens it, signs
- * in on our sign-in page and presses Allow on our consent page; the browser then lands on the
- * suite's callback. Every check the suite records must be SUCCESS: a failed, skipped or
- * warning check (and a CLI exit other than 0) makes the script exit 1. The suite's own report
- * is printed as it runs; `--keep` keeps its checks.json files (the path is printed).
+ * port (tests/helpers/server.ts: TEST_DATABASE_URL and TEST_REDIS_URL choose PostgreSQL and
+ * Redis instead, as for the tests), creates a person, registers the client, and runs the CLI
+ * twice: as that registered client, and as a client ID metadata document it publishes over
+ * https on loopback (a certificate made here). When the CLI prints the authorization URL, a
+ * headless Chromium (Debian's, driven by playwright-core) opens it, signs in on our sign-in
+ * page and presses Allow on our consent page; the browser then lands on the suite's callback.
+ * Every check the suite records must be SUCCESS: a failed, skipped or warning check (and a CLI
+ * exit other than 0) makes the script exit 1. The suite's own report is printed as it runs;
+ * `--keep` keeps its checks.json files (the path is printed).
+ *
+ * The suite starts from a client we hand it and stops at the token response; the loop an MCP
+ * client runs from /mcp alone (401, RFC 9728, discovery, the tools) is
+ * tests/mcp-client-flow.test.ts, with the official SDK's client.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
