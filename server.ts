@@ -55,7 +55,9 @@ export async function start(config: Config, options: StartOptions = {}) {
   const logger = createLogger(config.logLevel, options.logDestination);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
-  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl
+    ? createRedis(config.redisUrl, { onDown: (err) => logger.warn("redis connection lost", { err }), onUp: () => logger.info("redis connection restored") })
+    : undefined;
   const shared = createCollaborators({ config, logger, redis, mailer: options.mailer });
   if (database.pool) shared.metrics.watchPool(database.pool);
   const deps: AuthDeps = { config, database, logger, redis, shared };
@@ -97,7 +99,10 @@ export async function start(config: Config, options: StartOptions = {}) {
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
   const listener = getRequestListener(app.fetch);
+  let draining = false;
   const server = createServer((req: IncomingMessage, res) => {
+    // While draining, every answer closes its connection, so a keep-alive client does not hold the shutdown.
+    if (draining) res.setHeader("connection", "close");
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
     // X-Forwarded-For behind our own proxies (lib/client-address.ts); never the client's own claim.
     const ip = clientAddress(req.headers["x-forwarded-for"], req.socket.remoteAddress, config.proxyHops);
@@ -123,13 +128,30 @@ export async function start(config: Config, options: StartOptions = {}) {
     /** The Hono app (tests read `app.routes` to check the OpenAPI document covers every route). */
     app,
     database,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+    logger,
+    /**
+     * Graceful stop: no new connections (the listener closes), requests in flight finish and their
+     * connections close after the answer (idle keep-alive ones at once), then the workers, the
+     * database pool and Redis are closed. Connections still busy after `graceMs` are cut.
+     */
+    async close({ graceMs = 10_000 }: { graceMs?: number } = {}) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // A request that was waiting for its body when the drain began answers with keep-alive:
+      // its connection is closed once its answer is out.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
+      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+      try {
+        await closed;
+      } finally {
+        clearInterval(idle);
+        clearTimeout(cut);
+      }
       await mintWorker?.stop();
       expiry?.stop();
       await database.close();
-      redis?.disconnect();
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }
@@ -165,7 +187,21 @@ const isMain = import.meta.url === `file://${process.argv[1]}`;
 if (isMain) {
   try {
     const running = await start(loadEnv());
-    const stop = () => void running.close().then(() => process.exit(0));
+    // A rejection nothing awaited (a dependency's background work) is logged; it never ends the process.
+    process.on("unhandledRejection", (err) => running.logger.error("unhandled rejection", { err }));
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      running.logger.info("stopping: draining requests", { signal });
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          running.logger.error("stop failed", { err });
+          process.exit(1);
+        },
+      );
+    };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   } catch (err) {

@@ -1,0 +1,273 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { connect } from "node:net";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newIdentity, registerIdentity } from "./helpers/bap.js";
+import { useTempDirs } from "./helpers/fixtures.js";
+import { authorize, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
+import { apiClient, freePort, postForm, type TestServer } from "./helpers/server.js";
+import { missingBinaries, startThrowawayPostgres, type ThrowawayPostgres } from "./helpers/throwaway.js";
+
+/**
+ * Faults hit while work is in flight, against real server processes (`npm start`: node --import
+ * tsx server.ts): PostgreSQL restarted under load on two instances, SIGTERM with a request in
+ * flight, SIGKILL in the middle of a backup write. The PostgreSQL restarted here is a throwaway
+ * cluster of the test's own (tests/helpers/throwaway.ts), never the machine's shared one.
+ */
+const tempDir = useTempDirs("idp-faults-");
+if (missingBinaries) console.warn(`tests/faults.test.ts: PostgreSQL fault tests skipped: ${missingBinaries}`);
+
+/** A server process as `npm start` runs it, on a free port; its log (stderr) is kept. */
+interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  log(): string;
+  exited: Promise<number | null>;
+  /** The test-server shape the helpers (sign-up, OAuth) take. */
+  client: TestServer;
+}
+
+async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dir = tempDir();
+  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+    cwd: process.cwd(),
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: "test",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      AUTH_URL: url,
+      DATA_DIR: dir,
+      DATABASE_URL: join(dir, "idp.sqlite"),
+      BETTER_AUTH_SECRET: "fault-secret-fault-secret-fault-secret-0123",
+      LOG_LEVEL: "info",
+      AUTO_MIGRATE: "true",
+      RATE_LIMIT_ENABLED: "false",
+      MAIL_DISABLED: "true",
+      ...env,
+    },
+  });
+  let log = "";
+  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  child.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  for (let i = 0; i < 600 && !log.includes('"listening"'); i++) {
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!log.includes('"listening"')) {
+    child.kill("SIGKILL");
+    throw new Error(`server did not start:\n${log}`);
+  }
+  const client = { url, api: apiClient(url), dbType: "postgres" } as unknown as TestServer;
+  return { url, child, log: () => log, exited, client };
+}
+
+async function stopServer(server: ServerProcess | undefined) {
+  if (!server || server.child.exitCode !== null) return;
+  server.child.kill("SIGKILL");
+  await server.exited;
+}
+
+const ciphertext = () => randomBytes(48).toString("base64");
+
+/** A signed-up person with a registered BAP identity (its backups are written with the session cookie). */
+async function personWithIdentity(server: TestServer) {
+  const person = await signUp(server);
+  const id = newIdentity();
+  const res = await registerIdentity(server, person.cookie, id);
+  if (res.status !== 201) throw new Error(`identity not registered: ${res.status} ${res.text}`);
+  return { ...person, id };
+}
+
+/** A refresh token for `person` from a public client: authorization code + PKCE with offline_access. */
+async function refreshTokenFor(server: TestServer, clientId: string, cookie: string): Promise<string> {
+  const { verifier, challenge } = pkce();
+  const auth = await authorize(server, { clientId, cookie, challenge, scope: "openid offline_access" });
+  const res = await postForm(server, "/api/auth/oauth2/token", { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+  if (res.status !== 200 || !res.json.refresh_token) throw new Error(`no refresh token: ${res.status} ${res.text}`);
+  return res.json.refresh_token as string;
+}
+
+async function createDatabase(cluster: ThrowawayPostgres, name: string) {
+  const admin = new pg.Client({ connectionString: cluster.url() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return cluster.url(name);
+}
+
+/** Every answer the load got: status, time taken, and the body of anything but a 200. */
+interface Outcome {
+  kind: "backup" | "refresh";
+  status: number | "network error";
+  ms: number;
+  at: number;
+  body?: unknown;
+  contentType?: string | null;
+}
+
+describe.skipIf(Boolean(missingBinaries))("PostgreSQL restarted under load, two instances", () => {
+  let cluster: ThrowawayPostgres;
+  let databaseUrl: string;
+  const servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    cluster = await startThrowawayPostgres();
+    databaseUrl = await createDatabase(cluster, "restart_load");
+    // One at a time: the first applies the migrations (AUTO_MIGRATE), the second finds them done.
+    servers.push(await spawnServer({ DATABASE_URL: databaseUrl }));
+    servers.push(await spawnServer({ DATABASE_URL: databaseUrl }));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const server of servers) await stopServer(server);
+    await cluster?.destroy();
+  });
+
+  it("answers 503 (problem / temporarily_unavailable) while it is down, never a 500 or a hang, recovers by itself, and loses nothing acknowledged", async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const clientId = (await registerClient(a.client)).client_id;
+    const people = await Promise.all([0, 1, 2].map(() => personWithIdentity(a.client)));
+    const refresh = await Promise.all(people.map((p) => refreshTokenFor(a.client, clientId, p.cookie)));
+
+    const outcomes: Outcome[] = [];
+    const acked = people.map(() => [] as { backup: string; generation: number }[]);
+    const attempted = people.map(() => [] as string[]);
+    const rotations = people.map(() => 0);
+    const t0 = Date.now();
+    let stopLoad = false;
+
+    async function timed(kind: Outcome["kind"], send: () => Promise<Response>) {
+      const started = Date.now();
+      try {
+        const res = await send();
+        const text = await res.text();
+        const outcome: Outcome = { kind, status: res.status, ms: Date.now() - started, at: started - t0, contentType: res.headers.get("content-type") };
+        if (res.status !== 200) outcome.body = text ? JSON.parse(text) : null;
+        outcomes.push(outcome);
+        return { status: res.status, json: res.status === 200 ? JSON.parse(text) : null };
+      } catch (err) {
+        outcomes.push({ kind, status: "network error", ms: Date.now() - started, at: started - t0, body: String(err) });
+        return { status: 0, json: null };
+      }
+    }
+
+    // Each person writes backups and rotates its refresh token in a loop, alternating instances.
+    const backupLoop = async (i: number) => {
+      for (let n = 0; !stopLoad; n++) {
+        const server = n % 2 ? b : a;
+        const backup = ciphertext();
+        attempted[i]!.push(backup);
+        const res = await timed("backup", () =>
+          fetch(`${server.url}/api/backup`, {
+            method: "POST",
+            headers: { origin: server.url, cookie: people[i]!.cookie, "content-type": "application/json" },
+            body: JSON.stringify({ encryptedBackup: backup }),
+            signal: AbortSignal.timeout(15_000),
+          }),
+        );
+        if (res.status === 200) acked[i]!.push({ backup, generation: res.json.generation });
+        else await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const refreshLoop = async (i: number) => {
+      for (let n = 0; !stopLoad; n++) {
+        const server = n % 2 ? a : b;
+        const res = await timed("refresh", () =>
+          fetch(`${server.url}/api/auth/oauth2/token`, {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refresh[i]!, client_id: clientId }).toString(),
+            signal: AbortSignal.timeout(15_000),
+          }),
+        );
+        if (res.status === 200) {
+          refresh[i] = res.json.refresh_token;
+          rotations[i]! += 1;
+        } else await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const load = Promise.all(people.flatMap((_, i) => [backupLoop(i), refreshLoop(i)]));
+
+    // Load in flight for a while, then the database goes away for ~2 s and comes back.
+    await new Promise((r) => setTimeout(r, 1500));
+    const ackedBefore = acked.flat().length;
+    const rotationsBefore = rotations.reduce((x, y) => x + y, 0);
+    const downAt = Date.now() - t0;
+    await cluster.stop();
+    await new Promise((r) => setTimeout(r, 2000));
+    await cluster.start();
+    const upAt = Date.now() - t0;
+    // Recovery by itself: the load keeps going until both instances have served writes again.
+    const recovered = () => outcomes.filter((o) => o.at > upAt + 200 && o.status === 200).length;
+    for (let i = 0; i < 200 && recovered() < 20; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    stopLoad = true;
+    await load;
+
+    const unexpected = outcomes.filter((o) => o.status !== 200 && o.status !== 503);
+    const logs = servers.map((s) => `exit ${s.child.exitCode}:\n${s.log().slice(-3000)}`).join("\n");
+    expect(unexpected, `${JSON.stringify(unexpected.slice(0, 5))}\n${logs}`).toEqual([]);
+    // The fault was hit with work in flight, and answered as documented.
+    const unavailable = outcomes.filter((o) => o.status === 503);
+    expect(unavailable.filter((o) => o.kind === "backup").length).toBeGreaterThan(0);
+    expect(unavailable.filter((o) => o.kind === "refresh").length).toBeGreaterThan(0);
+    for (const o of unavailable) {
+      if (o.kind === "backup") {
+        expect(o.contentType).toContain("application/problem+json");
+        expect(o.body).toMatchObject({ status: 503, code: "TEMPORARILY_UNAVAILABLE" });
+      } else {
+        expect(o.contentType).toContain("application/json");
+        expect(o.body).toMatchObject({ error: "temporarily_unavailable", error_description: expect.any(String) });
+      }
+    }
+    // Fast: no request waited on the dead database (the pool's connect deadline is 5 s).
+    expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(6000);
+    expect(unavailable.every((o) => o.at >= downAt - 1000)).toBe(true);
+    expect(ackedBefore).toBeGreaterThan(0);
+    expect(rotationsBefore).toBeGreaterThan(0);
+    expect(recovered()).toBeGreaterThanOrEqual(20);
+
+    // Both processes are still serving, and nothing went unhandled in them.
+    for (const server of servers) {
+      expect(server.child.exitCode).toBeNull();
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      expect(server.log()).not.toMatch(/unhandled|uncaught|"level":"fatal"/i);
+    }
+
+    // Nothing acknowledged was lost: each person's stored backup is the last acknowledged one (or a
+    // later write whose answer was lost), with a generation at least the last acknowledged.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      for (const [i, person] of people.entries()) {
+        const mine = acked[i]!;
+        expect(mine.length).toBeGreaterThan(0);
+        const generations = mine.map((w) => w.generation);
+        expect(new Set(generations).size).toBe(generations.length);
+        const last = mine.at(-1)!;
+        const { rows } = await db.query(`SELECT backup, generation FROM "bapBackup" WHERE "bapId" = $1`, [person.id.bapId]);
+        expect(rows).toHaveLength(1);
+        expect(Number(rows[0].generation)).toBeGreaterThanOrEqual(last.generation);
+        const after = attempted[i]!.slice(attempted[i]!.indexOf(last.backup));
+        expect(after).toContain(rows[0].backup);
+      }
+    } finally {
+      await db.end();
+    }
+    // Every acknowledged rotation was stored: the last refresh token each person got still rotates.
+    for (const [i] of people.entries()) {
+      expect(rotations[i]).toBeGreaterThan(0);
+      const res = await postForm(b.client, "/api/auth/oauth2/token", { grant_type: "refresh_token", refresh_token: refresh[i]!, client_id: clientId });
+      expect(res.status, res.text).toBe(200);
+    }
+  }, 90_000);
+});
