@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
@@ -100,7 +100,16 @@ export async function start(config: Config, options: StartOptions = {}) {
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
   const listener = getRequestListener(app.fetch);
   let draining = false;
+  // Requests being handled, for the drain: http.Server's own close callback can come while a
+  // request's body is still arriving.
+  const inFlight = new Set<ServerResponse>();
+  let drained: (() => void) | null = null;
   const server = createServer((req: IncomingMessage, res) => {
+    inFlight.add(res);
+    res.once("close", () => {
+      inFlight.delete(res);
+      if (inFlight.size === 0) drained?.();
+    });
     // While draining, every answer closes its connection, so a keep-alive client does not hold the shutdown.
     if (draining) res.setHeader("connection", "close");
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
@@ -136,17 +145,23 @@ export async function start(config: Config, options: StartOptions = {}) {
      */
     async close({ graceMs = 10_000 }: { graceMs?: number } = {}) {
       draining = true;
+      // The listener closes (and, on Node 19+, idle keep-alive connections with it).
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // A request that was waiting for its body when the drain began answers with keep-alive:
-      // its connection is closed once its answer is out.
-      const idle = setInterval(() => server.closeIdleConnections(), 100);
-      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+      // Requests already in flight close their connection after their answer.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+      const idle = new Promise<void>((resolve) => {
+        drained = resolve;
+        if (inFlight.size === 0) resolve();
+      });
+      let cut: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        cut = setTimeout(resolve, graceMs);
+      });
       try {
-        await closed;
+        await Promise.race([Promise.all([closed, idle]), late]);
       } finally {
-        clearInterval(idle);
         clearTimeout(cut);
+        server.closeAllConnections();
       }
       await mintWorker?.stop();
       expiry?.stop();

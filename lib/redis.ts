@@ -6,9 +6,10 @@ import { ServiceUnavailable } from "./errors.js";
  * One Redis connection, shared by better-auth's secondary storage and our replay caches.
  *
  * Built to fail fast while Redis is away and to come back by itself: a lost connection is
- * retried every 100-500 ms for ever; a command issued meanwhile waits for at most two of those
- * attempts (maxRetriesPerRequest) or 2 s (commandTimeout), then fails, and its caller answers
- * 503 or falls back (docs/operations.md, "When Redis is down"). `onDown` / `onUp` are told once
+ * retried every 100-500 ms for ever; a command issued meanwhile fails at once (no offline queue
+ * while down), one in flight after at most two attempts (maxRetriesPerRequest) or 2 s
+ * (commandTimeout), and its caller answers 503 or falls back (docs/operations.md, "When Redis
+ * is down"). `onDown` / `onUp` are told once
  * per outage (the server logs them); without an 'error' listener ioredis would print every
  * failed attempt.
  */
@@ -22,12 +23,22 @@ export function createRedis(url: string, events: { onDown?: (err: Error) => void
     retryStrategy: (attempt) => Math.min(attempt * 100, 500),
   });
   let down = false;
-  redis.on("error", (err: Error) => {
+  const lost = (err: Error) => {
+    // Once a connection was lost, commands fail at once until it is back instead of queueing
+    // (ioredis reads this option per command); before the first connection they wait for it.
+    redis.options.enableOfflineQueue = false;
     if (down) return;
     down = true;
     events.onDown?.(err);
+  };
+  redis.on("error", lost);
+  redis.on("close", () => {
+    if (redis.options.enableOfflineQueue && !down && everReady) lost(new Error("connection closed"));
   });
+  let everReady = false;
   redis.on("ready", () => {
+    everReady = true;
+    redis.options.enableOfflineQueue = true;
     if (!down) return;
     down = false;
     events.onUp?.();

@@ -271,3 +271,58 @@ describe.skipIf(Boolean(missingBinaries))("PostgreSQL restarted under load, two 
     }
   }, 90_000);
 });
+
+/** Where the suite's own database is (SQLite in a fresh file, or TEST_DATABASE_URL), and Redis when the pass has one. */
+function suiteStorage(): Record<string, string> {
+  return {
+    ...(process.env.TEST_DATABASE_URL ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
+    ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+  };
+}
+
+describe("SIGTERM", () => {
+  it("stops accepting, lets the request in flight finish, closes the pools and exits 0", async () => {
+    const server = await spawnServer(suiteStorage());
+    try {
+      const { port } = new URL(server.url);
+      // A sign-up whose body is still arriving when the signal comes: in flight in the server.
+      const body = JSON.stringify({ name: "Drained", email: `drain-${process.pid}-${Date.now()}@example.com`, password: "correct horse battery staple" });
+      const socket = connect(Number(port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      let answer = "";
+      socket.on("data", (chunk: Buffer) => (answer += chunk.toString("utf8")));
+      const ended = new Promise((resolve) => socket.once("close", resolve));
+      socket.write(
+        `POST /api/auth/sign-up/email HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: ${server.url}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n` +
+          body.slice(0, 10),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+
+      const signalled = Date.now();
+      server.child.kill("SIGTERM");
+      for (let i = 0; i < 100 && !server.log().includes("stopping"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(server.log()).toContain("stopping: draining requests");
+      // No new connections.
+      const refused = await fetch(`${server.url}/healthz`).then(
+        () => null,
+        (err: Error & { cause?: { code?: string } }) => err.cause?.code,
+      );
+      expect(refused).toBe("ECONNREFUSED");
+      expect(server.child.exitCode).toBeNull();
+
+      // The request in flight completes, and its connection is closed after the answer.
+      socket.write(body.slice(10));
+      await ended;
+      expect(answer, server.log().slice(-1500)).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer.toLowerCase()).toContain("connection: close");
+      expect(answer).toContain('"token"');
+
+      const code = await server.exited;
+      expect(code).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(server.log()).not.toMatch(/unhandled|stop failed/i);
+    } finally {
+      await stopServer(server);
+    }
+  }, 60_000);
+});
