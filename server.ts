@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
@@ -55,7 +55,9 @@ export async function start(config: Config, options: StartOptions = {}) {
   const logger = createLogger(config.logLevel, options.logDestination);
   for (const warning of config.warnings) logger.warn(`WARNING: ${warning}`);
   const database = createDb(config.database, { onPoolError: (err) => logger.warn("database connection lost", { err }), backgroundCheckpoint: true });
-  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl
+    ? createRedis(config.redisUrl, { onDown: (err) => logger.warn("redis connection lost", { err }), onUp: () => logger.info("redis connection restored") })
+    : undefined;
   const shared = createCollaborators({ config, logger, redis, mailer: options.mailer });
   if (database.pool) shared.metrics.watchPool(database.pool);
   const deps: AuthDeps = { config, database, logger, redis, shared };
@@ -97,7 +99,19 @@ export async function start(config: Config, options: StartOptions = {}) {
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
   const listener = getRequestListener(app.fetch);
+  let draining = false;
+  // Requests being handled, for the drain: http.Server's own close callback can come while a
+  // request's body is still arriving.
+  const inFlight = new Set<ServerResponse>();
+  let drained: (() => void) | null = null;
   const server = createServer((req: IncomingMessage, res) => {
+    inFlight.add(res);
+    res.once("close", () => {
+      inFlight.delete(res);
+      if (inFlight.size === 0) drained?.();
+    });
+    // While draining, every answer closes its connection, so a keep-alive client does not hold the shutdown.
+    if (draining) res.setHeader("connection", "close");
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
     // X-Forwarded-For behind our own proxies (lib/client-address.ts); never the client's own claim.
     const ip = clientAddress(req.headers["x-forwarded-for"], req.socket.remoteAddress, config.proxyHops);
@@ -123,13 +137,36 @@ export async function start(config: Config, options: StartOptions = {}) {
     /** The Hono app (tests read `app.routes` to check the OpenAPI document covers every route). */
     app,
     database,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+    logger,
+    /**
+     * Graceful stop: no new connections (the listener closes), requests in flight finish and their
+     * connections close after the answer (idle keep-alive ones at once), then the workers, the
+     * database pool and Redis are closed. Connections still busy after `graceMs` are cut.
+     */
+    async close({ graceMs = 10_000 }: { graceMs?: number } = {}) {
+      draining = true;
+      // The listener closes (and, on Node 19+, idle keep-alive connections with it).
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Requests already in flight close their connection after their answer.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+      const idle = new Promise<void>((resolve) => {
+        drained = resolve;
+        if (inFlight.size === 0) resolve();
+      });
+      let cut: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        cut = setTimeout(resolve, graceMs);
+      });
+      try {
+        await Promise.race([Promise.all([closed, idle]), late]);
+      } finally {
+        clearTimeout(cut);
+        server.closeAllConnections();
+      }
       await mintWorker?.stop();
       expiry?.stop();
       await database.close();
-      redis?.disconnect();
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }
@@ -165,7 +202,21 @@ const isMain = import.meta.url === `file://${process.argv[1]}`;
 if (isMain) {
   try {
     const running = await start(loadEnv());
-    const stop = () => void running.close().then(() => process.exit(0));
+    // A rejection nothing awaited (a dependency's background work) is logged; it never ends the process.
+    process.on("unhandledRejection", (err) => running.logger.error("unhandled rejection", { err }));
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      running.logger.info("stopping: draining requests", { signal });
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          running.logger.error("stop failed", { err });
+          process.exit(1);
+        },
+      );
+    };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   } catch (err) {

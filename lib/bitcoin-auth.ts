@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { parseAuthToken, verifyAuthToken } from "bitcoin-auth";
 import { BigNumber, BSM, Hash, PublicKey, Signature, Utils } from "@bsv/sdk";
 import type { Redis } from "ioredis";
+import { ServiceUnavailable } from "./errors.js";
 
 /**
  * The only Bitcoin-Auth verifier in the project. Token: `pubkey|scheme|timestamp|path|sig`,
@@ -57,10 +58,20 @@ export function memoryReplayCache(maxEntries = 100_000): ReplayCache {
   };
 }
 
+/**
+ * Replay records in Redis, shared by every instance. While Redis does not answer a claim fails
+ * the request with a 503 (fail closed): a token is never accepted without its record.
+ */
 export function redisReplayCache(redis: Redis, prefix = "idp:bitcoin-auth:"): ReplayCache {
   return {
     async claim(key, ttlMs) {
-      return (await redis.set(prefix + key, "1", "PX", ttlMs, "NX")) === "OK";
+      let reply: string | null;
+      try {
+        reply = await redis.set(prefix + key, "1", "PX", ttlMs, "NX");
+      } catch (err) {
+        throw new ServiceUnavailable("redis", err);
+      }
+      return reply === "OK";
     },
   };
 }

@@ -6,7 +6,7 @@ import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Dialect, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import type { DatabaseTarget } from "./env.js";
-import { isUniqueViolation, UniqueViolation } from "./errors.js";
+import { isUnavailable, isUniqueViolation, ServiceUnavailable, UniqueViolation } from "./errors.js";
 
 /** The one Kysely instance shared by better-auth and our own routes. */
 export interface Database {
@@ -30,10 +30,17 @@ export interface DbOptions {
 export function createDb(target: DatabaseTarget, options: DbOptions = {}): Database {
   const onPoolError = options.onPoolError ?? (() => {});
   if (target.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
-    // An idle client dropped by the server (restart, failover, admin) must not crash the process:
-    // the pool replaces it on next use.
+    // A connection attempt that gets no answer gives up after 5 s (a request fails with a 503,
+    // lib/errors.ts ServiceUnavailable) instead of waiting for ever; idle clients are let go after
+    // 30 s, so fewer of them are left to find dead after a database restart.
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+    // A connection dropped by the server (restart, failover, admin) must not crash the process.
+    // Idle in the pool, its error reaches the pool's listener and the pool replaces it. Checked
+    // out between two queries (in a transaction, say), its error goes to the client itself, which
+    // pg throws as an unhandled 'error' event without a listener: the next query on it fails (a
+    // 503) and the pool drops it on release.
     pool.on("error", onPoolError);
+    pool.on("connect", (client) => client.on("error", onPoolError));
     const db = new Kysely<any>({ dialect: withConnectionRules(new PostgresDialect({ pool })) });
     return { db, type: "postgres", pool, close: () => db.destroy() };
   }
@@ -126,9 +133,18 @@ function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase
 
 const wrapped = Symbol("connection wrapped");
 
+/** The driver's error as the one our error families know, when there is one. */
+function asKnownError(err: unknown): unknown {
+  if (isUniqueViolation(err)) return new UniqueViolation(err as { code?: unknown });
+  if (isUnavailable(err)) return new ServiceUnavailable("database", err);
+  return err;
+}
+
 /**
  * Every query, ours and better-auth's, raises a unique-constraint clash as `UniqueViolation`
- * (a 409 in either error family) instead of the driver's own error (a 500), and binds its
+ * (a 409 in either error family) and a database that cannot be reached (refused, dropped,
+ * restarting, a lock not granted in time) as `ServiceUnavailable` (a 503), instead of the
+ * driver's own error (a 500), and binds its
  * parameters through `bind` (SQLite: `sqliteParameters`). Done on each connection the driver
  * hands out, in place: the drivers keep private state on their connection objects
  * (PostgreSQL's release), so a wrapper object would not do.
@@ -142,7 +158,7 @@ function withConnectionRules(dialect: Dialect, bind: (query: CompiledQuery) => C
       try {
         return await executeQuery(bind(query));
       } catch (err) {
-        throw isUniqueViolation(err) ? new UniqueViolation(err as { code?: unknown }) : err;
+        throw asKnownError(err);
       }
     };
     conn.streamQuery = (query, chunkSize) => streamQuery(bind(query), chunkSize);
@@ -156,7 +172,13 @@ function withConnectionRules(dialect: Dialect, bind: (query: CompiledQuery) => C
     createDriver() {
       const driver = dialect.createDriver();
       const acquireConnection = driver.acquireConnection.bind(driver);
-      driver.acquireConnection = async () => wrap(await acquireConnection());
+      driver.acquireConnection = async () => {
+        try {
+          return wrap(await acquireConnection());
+        } catch (err) {
+          throw asKnownError(err);
+        }
+      };
       return driver;
     },
   };

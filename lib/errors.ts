@@ -148,3 +148,48 @@ export class UniqueViolation extends APIError {
     this.code = String(cause.code);
   }
 }
+
+/** Seconds a client is asked to wait (Retry-After) after a 503 for an unreachable dependency. */
+export const UNAVAILABLE_RETRY_AFTER = 1;
+
+/**
+ * A dependency (the database, Redis) did not answer: a connection refused, reset or dropped
+ * (a restart, a failover), the pool closed at shutdown, a lock not granted in time. The request
+ * fails at once as a 503 with Retry-After, never a 500 or a hang: a problem on our routes,
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1) on the OAuth endpoints (respond.ts), better-auth's
+ * `{code, message}` elsewhere. Like UniqueViolation it is an APIError, so better-auth's router
+ * answers it as a 503 too. Raised by lib/db.ts for every query and by the Redis users
+ * (lib/redis.ts, lib/bitcoin-auth.ts), from `cause` (kept for the log, never sent).
+ */
+export class ServiceUnavailable extends APIError {
+  constructor(
+    readonly dependency: "database" | "redis",
+    override readonly cause?: unknown,
+  ) {
+    const entry = PROBLEM_CODES.TEMPORARILY_UNAVAILABLE;
+    super("SERVICE_UNAVAILABLE", { code: entry.code, message: entry.detail }, { "retry-after": String(UNAVAILABLE_RETRY_AFTER) });
+  }
+}
+
+/** node's socket errors when a server is down or goes away. */
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+/**
+ * PostgreSQL SQLSTATEs of a server that is going or not yet there: class 08 (connection
+ * exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now: starting up or
+ * shutting down), 53300 (too many connections).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+/** node-postgres's own words for a connection that failed or is gone (they carry no code). */
+const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end)/;
+
+/**
+ * Whether a database driver's error says the database could not be reached or held a lock past
+ * its wait (SQLite's SQLITE_BUSY after busy_timeout), rather than refusing the statement itself.
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const code = String((err as { code?: unknown }).code ?? "");
+  if (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code) || code.startsWith("SQLITE_BUSY")) return true;
+  const message = (err as { message?: unknown }).message;
+  return typeof message === "string" && PG_CONNECTION_MESSAGES.test(message);
+}

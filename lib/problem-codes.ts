@@ -53,6 +53,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   INVALID_SIGNATURE: { status: 400, detail: "The Stripe-Signature does not match this body, or its timestamp is too old." },
   /** subscription status: the NFT-ownership check failed and nothing verified earlier is at hand. */
   OWNERSHIP_UNAVAILABLE: { status: 503, detail: "NFT ownership could not be checked just now; try again shortly." },
+  /** A dependency (the database, Redis) did not answer this request; it failed at once (lib/errors.ts ServiceUnavailable). */
+  TEMPORARILY_UNAVAILABLE: { status: 503, detail: "The service cannot reach its storage just now; try again shortly." },
   /** /readyz: a dependency (database, Redis) does not answer, or the schema is not current. */
   NOT_READY: { status: 503, detail: "The service is not ready to serve requests." },
   /** wallet: no wallet with that address is connected to that identity. */

@@ -1,33 +1,87 @@
 import { Redis } from "ioredis";
 import type { SecondaryStorage } from "@better-auth/core/db";
+import { ServiceUnavailable } from "./errors.js";
 
-/** One Redis connection, shared by better-auth's secondary storage and our replay caches. */
-export function createRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+/**
+ * One Redis connection, shared by better-auth's secondary storage and our replay caches.
+ *
+ * Built to fail fast while Redis is away and to come back by itself: a lost connection is
+ * retried every 100-500 ms for ever; a command issued meanwhile fails at once (no offline queue
+ * while down), one in flight after at most two attempts (maxRetriesPerRequest) or 2 s
+ * (commandTimeout), and its caller answers 503 or falls back (docs/operations.md, "When Redis
+ * is down"). `onDown` / `onUp` are told once
+ * per outage (the server logs them); without an 'error' listener ioredis would print every
+ * failed attempt.
+ */
+export function createRedis(url: string, events: { onDown?: (err: Error) => void; onUp?: () => void } = {}): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 500),
+  });
+  let down = false;
+  const lost = (err: Error) => {
+    // Once a connection was lost, commands fail at once until it is back instead of queueing
+    // (ioredis reads this option per command); before the first connection they wait for it.
+    redis.options.enableOfflineQueue = false;
+    if (down) return;
+    down = true;
+    events.onDown?.(err);
+  };
+  redis.on("error", lost);
+  redis.on("close", () => {
+    if (redis.options.enableOfflineQueue && !down && everReady) lost(new Error("connection closed"));
+  });
+  let everReady = false;
+  redis.on("ready", () => {
+    everReady = true;
+    redis.options.enableOfflineQueue = true;
+    if (!down) return;
+    down = false;
+    events.onUp?.();
+  });
+  return redis;
 }
 
 const PREFIX = "idp:";
 
+/** A Redis command whose failure fails the request (503): the caller cannot do without its answer. */
+async function required<T>(command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (err) {
+    throw new ServiceUnavailable("redis", err);
+  }
+}
+
 /**
  * better-auth secondary storage on Redis: sessions' cache and verification values, shared by
  * every instance of the deployment (rate-limit counters are lib/rate-limit.ts's, not here).
+ *
+ * While Redis does not answer, reads and writes fail the request with a 503 (fail closed: a
+ * session revoked elsewhere must not be taken for live).
  */
 export function redisSecondaryStorage(redis: Redis): SecondaryStorage {
   return {
-    get: (key) => redis.get(PREFIX + key),
-    getAndDelete: (key) => redis.getdel(PREFIX + key),
+    get: (key) => required(() => redis.get(PREFIX + key)),
+    getAndDelete: (key) => required(() => redis.getdel(PREFIX + key)),
+    // Required by the interface; unused while better-auth's limiter is off (lib/limits.ts counts).
     async increment(key, ttl) {
       // INCR then set the TTL only on creation: the window is fixed from the first hit.
-      const [[, count]] = (await redis.multi().incr(PREFIX + key).exec()) as [[unknown, number]];
-      if (count === 1) await redis.expire(PREFIX + key, Math.max(1, Math.ceil(ttl)));
+      const [[, count]] = (await required(() => redis.multi().incr(PREFIX + key).exec())) as [[unknown, number]];
+      if (count === 1) await required(() => redis.expire(PREFIX + key, Math.max(1, Math.ceil(ttl))));
       return count;
     },
     async set(key, value, ttl) {
-      if (ttl && ttl > 0) await redis.set(PREFIX + key, value, "EX", Math.ceil(ttl));
-      else await redis.set(PREFIX + key, value);
+      if (ttl && ttl > 0) await required(() => redis.set(PREFIX + key, value, "EX", Math.ceil(ttl)));
+      else await required(() => redis.set(PREFIX + key, value));
     },
     async delete(key) {
-      await redis.del(PREFIX + key);
+      await required(() => redis.del(PREFIX + key));
     },
   };
 }
+

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { RequestIdVariables } from "hono/request-id";
 import { oauthCodeFor, type OAuthRoute } from "./error-families.js";
-import { OAuthError, PROBLEM_TITLES, problem, ProblemError, UniqueViolation, type OAuthErrorCode } from "./errors.js";
+import { OAuthError, PROBLEM_TITLES, problem, ProblemError, ServiceUnavailable, UNAVAILABLE_RETRY_AFTER, UniqueViolation, type OAuthErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { PROBLEM_CODES } from "./problem-codes.js";
 
@@ -51,6 +51,10 @@ export function renderError<E extends { Variables: RequestIdVariables }>(logger:
     if (err instanceof ProblemError) return problemResponse(err, c.req.path);
     if (err instanceof OAuthError) return oauthErrorResponse(err);
     if (err instanceof UniqueViolation) return problemResponse(problem(PROBLEM_CODES.ALREADY_EXISTS, { detail: err.message }), c.req.path);
+    if (err instanceof ServiceUnavailable) {
+      logger.warn(`${err.dependency} unavailable`, { err: err.cause, requestId: (c.var as RequestIdVariables).requestId, path: c.req.path });
+      return problemResponse(problem(PROBLEM_CODES.TEMPORARILY_UNAVAILABLE, { headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER) } }), c.req.path);
+    }
     const status = (err as { status?: unknown }).status;
     // Hono's own HTTPException (e.g. body-limit) carries a 4xx status: keep it, as a problem.
     if (typeof status === "number" && status >= 400 && status < 500) {
@@ -66,8 +70,10 @@ export function renderError<E extends { Variables: RequestIdVariables }>(logger:
  * OAuth endpoints answer RFC 6749 error objects. better-auth's router answers some
  * failures before the endpoint runs (malformed JSON, a wrong content type, rate limits)
  * with its own `{message, code}` shape; this rewrites exactly those, and only on errors.
+ * A 503 (a dependency down: lib/errors.ts ServiceUnavailable) is `temporarily_unavailable`.
  */
 export async function asOAuthError(res: Response, route: OAuthRoute): Promise<Response> {
+  if (res.status === 503) return temporarilyUnavailable(res);
   if (res.status < 400 || res.status >= 500) return res;
   const type = res.headers.get("content-type") ?? "";
   let body: Record<string, unknown> | null = null;
@@ -79,4 +85,15 @@ export async function asOAuthError(res: Response, route: OAuthRoute): Promise<Re
   headers.delete("content-length");
   const description = typeof body?.message === "string" ? body.message : PROBLEM_TITLES[res.status] ?? "The request was refused.";
   return new Response(oauthErrorBody(oauthCodeFor(route, res.status), description), { status: res.status, headers });
+}
+
+/** RFC 6749 §4.1.2.1 / §5.2: the 503 of an OAuth endpoint, keeping its Retry-After. */
+async function temporarilyUnavailable(res: Response): Promise<Response> {
+  const headers = new Headers(res.headers);
+  headers.set("content-type", "application/json");
+  headers.set("cache-control", "no-store");
+  headers.delete("content-length");
+  if (!headers.has("retry-after")) headers.set("retry-after", String(UNAVAILABLE_RETRY_AFTER));
+  await res.body?.cancel();
+  return new Response(oauthErrorBody("temporarily_unavailable", PROBLEM_CODES.TEMPORARILY_UNAVAILABLE.detail), { status: 503, headers });
 }

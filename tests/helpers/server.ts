@@ -47,17 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const url = config.authUrl;
   const running = await start(config, options);
 
-  /** JSON API call; sends Origin like a browser on our own origin would. */
-  async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { origin: url, ...init.headers };
-    if (init.cookie) headers.cookie = init.cookie;
-    let body: string | undefined;
-    if (init.body !== undefined) {
-      headers["content-type"] ??= "application/json";
-      body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
-    }
-    return readResponse(await fetch(url + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" }));
-  }
+  const api = apiClient(url);
 
   return {
     url,
@@ -74,6 +64,20 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       await running.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** JSON API calls to the server at `url`; each sends Origin like a browser on our own origin would. */
+export function apiClient(url: string) {
+  return async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+    const headers: Record<string, string> = { origin: url, ...init.headers };
+    if (init.cookie) headers.cookie = init.cookie;
+    let body: string | undefined;
+    if (init.body !== undefined) {
+      headers["content-type"] ??= "application/json";
+      body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+    }
+    return readResponse(await fetch(url + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual", signal: init.signal }));
   };
 }
 
