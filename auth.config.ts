@@ -27,6 +27,7 @@ import { tokenRevocation } from "./plugins/token-revocation/index.js";
 import { registrationManagement } from "./plugins/registration-management/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
+import { resourcePolicy } from "./plugins/resource-policy/index.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
@@ -212,6 +213,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // for; with `resource` the access token is an RFC 9068 JWT whose `aud` is that resource.
         resources: [url(MCP_PATH)],
         enforcePerClientResources: false,
+        // Which other resources a client may ask for: any https resource the person consents to,
+        // or a client's allow-list; one resource per token request (plugins/resource-policy).
+        resourcePolicy: resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] }),
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         codeExpiresIn: config.ttl.code,
