@@ -46,7 +46,8 @@ import { resourceTokenVerifier } from "./lib/resource-token.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
-import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
+import { hasNulInForm, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
+import { issuerPath } from "./lib/path-prefix.js";
 import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
 
 export interface AppDeps {
@@ -189,10 +190,12 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
       verifyLimiter: windowLimiter(limits, { max: 20, windowMs: 60_000 }, "idp:domain-verify:"),
     }),
   );
+  // better-auth's routes are under AUTH_URL's path (lib/path-prefix.ts): the request it sees names it.
+  const prefix = issuerPath(authUrl);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);
-    const res = await auth.handler(req);
+    const res = await auth.handler(prefix ? underPrefix(req, prefix) : req);
     // RFC 6585 §4 names the header Retry-After; better-auth's limiter sends X-Retry-After only.
     if (res.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", res.headers.get("x-retry-after") ?? "60");
     // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
@@ -232,4 +235,14 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
 function refused(path: string, detail: string): Response {
   if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", detail));
   return problemResponse(problems.badRequest(detail), path);
+}
+
+/** The same request at its public path under AUTH_URL's (the raw form text kept, lib/request-body.ts). */
+function underPrefix(req: Request, prefix: string): Request {
+  const url = new URL(req.url);
+  url.pathname = `${prefix}${url.pathname}`;
+  const moved = new Request(url, { method: req.method, headers: req.headers, body: req.body, duplex: "half" } as RequestInit);
+  const raw = (req as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
+  if (raw !== undefined) Object.defineProperty(moved, RAW_FORM_BODY, { value: raw });
+  return moved;
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
+import { servedUnder } from "./lib/path-prefix.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
@@ -96,7 +97,8 @@ export async function start(config: Config, options: StartOptions = {}) {
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
-  const listener = getRequestListener(app.fetch);
+  // Under AUTH_URL's path when it has one, with the path-inserted discovery URLs at the root (lib/path-prefix.ts).
+  const listener = getRequestListener(servedUnder(app.fetch, config.authUrl));
   const server = createServer((req: IncomingMessage, res) => {
     // The peer address: from the socket, or TRUST_PROXY_HOPS entries from the right of
     // X-Forwarded-For behind our own proxies (lib/client-address.ts); never the client's own claim.

@@ -49,7 +49,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
 
   /** JSON API call; sends Origin like a browser on our own origin would. */
   async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { origin: url, ...init.headers };
+    // A browser's Origin: the origin only, also when AUTH_URL has a path.
+    const headers: Record<string, string> = { origin: new URL(url).origin, ...init.headers };
     if (init.cookie) headers.cookie = init.cookie;
     let body: string | undefined;
     if (init.body !== undefined) {
