@@ -66,7 +66,7 @@ describe("admin CLI: clients", () => {
   it("resources sets a client's RFC 8707 allow-list, which authorize then enforces; --all clears it", async () => {
     const person = await signUp(server);
     const client = await registerClient(server);
-    const api = "https://api.example/v1";
+    const api = `https://api-${Date.now().toString(36)}.example/v1`;
     const set = await adminJson("clients", "resources", client.client_id, api);
     expect(set).toEqual({ clientId: client.client_id, resources: [api] });
     const other = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "https://other.example/" } });
@@ -76,7 +76,7 @@ describe("admin CLI: clients", () => {
     expect(await adminJson("clients", "resources", client.client_id, "--all")).toEqual({ clientId: client.client_id, resources: "any" });
     const open = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "https://other.example/" } });
     expect(open.code).toBeTruthy();
-    const bad = await admin("clients", "resources", client.client_id, "HTTPS://API.example/v1");
+    const bad = await admin("clients", "resources", client.client_id, "HTTPS://API.example:443/v1");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("https://api.example/v1");
   });

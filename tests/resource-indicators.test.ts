@@ -174,9 +174,11 @@ describe("resource indicators (RFC 8707)", () => {
     const person = await signUp(server);
     const client = await registerClient(server);
     const now = new Date();
-    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: API, name: "API", disabled: server.dbType === "sqlite" ? 0 : false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
-    await server.db.insertInto("oauthClientResource").values({ id: randomUUID(), clientId: client.client_id, resourceId: API, createdAt: now }).execute();
-    const listed = await authorizeFor(server, client.client_id, person.cookie, [API]);
+    // Its own resource: on PostgreSQL the database outlives this file.
+    const listedApi = `https://api-${randomUUID().slice(0, 8)}.example/v1`;
+    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: listedApi, name: "API", disabled: server.dbType === "sqlite" ? 0 : false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
+    await server.db.insertInto("oauthClientResource").values({ id: randomUUID(), clientId: client.client_id, resourceId: listedApi, createdAt: now }).execute();
+    const listed = await authorizeFor(server, client.client_id, person.cookie, [listedApi]);
     expect(listed.code, listed.url.href).toBeTruthy();
     const unlisted = await authorizeFor(server, client.client_id, person.cookie, [OTHER]);
     expect(unlisted.url.searchParams.get("error")).toBe("invalid_target");
