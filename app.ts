@@ -45,7 +45,8 @@ import { resourceTokenVerifier } from "./lib/resource-token.js";
 import { withDeps, type AppEnv } from "./routes/middleware.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
-import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
+import { hasNulInForm, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
+import { issuerPath } from "./lib/path-prefix.js";
 import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
 
 export interface AppDeps {
@@ -182,11 +183,13 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
       verifyLimiter: limits?.domainVerify ?? null,
     }),
   );
+  // better-auth's routes are under AUTH_URL's path (lib/path-prefix.ts): the request it sees names it.
+  const prefix = issuerPath(authUrl);
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);
     // The limits of lib/limits.ts apply inside auth.handler (auth.config.ts createAuth), 429 with Retry-After.
-    const res = await auth.handler(req);
+    const res = await auth.handler(prefix ? underPrefix(req, prefix) : req);
     // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
     const oauthRoute = oauthRouteOf(c.req.path);
     if (oauthRoute) return asOAuthError(res, oauthRoute);
@@ -224,4 +227,14 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
 function refused(path: string, detail: string): Response {
   if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", detail));
   return problemResponse(problems.badRequest(detail), path);
+}
+
+/** The same request at its public path under AUTH_URL's (the raw form text kept, lib/request-body.ts). */
+function underPrefix(req: Request, prefix: string): Request {
+  const url = new URL(req.url);
+  url.pathname = `${prefix}${url.pathname}`;
+  const moved = new Request(url, { method: req.method, headers: req.headers, body: req.body, duplex: "half" } as RequestInit);
+  const raw = (req as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
+  if (raw !== undefined) Object.defineProperty(moved, RAW_FORM_BODY, { value: raw });
+  return moved;
 }

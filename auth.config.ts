@@ -7,6 +7,7 @@ import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
 import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
+import { issuerPath } from "./lib/path-prefix.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { limitAuthHandler } from "./lib/auth-limits.js";
@@ -27,6 +28,7 @@ import { tokenRevocation } from "./plugins/token-revocation/index.js";
 import { registrationManagement } from "./plugins/registration-management/index.js";
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
+import { resourcePolicy } from "./plugins/resource-policy/index.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
@@ -73,13 +75,18 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const metadataFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
+  const origin = new URL(config.authUrl).origin;
+  // Our pages as oauth-provider sends browsers to them: under AUTH_URL's path, if it has one (lib/path-prefix.ts).
+  const page = (path: string) => `${issuerPath(config.authUrl)}${path}`;
 
   return {
     appName: "Identity",
-    baseURL: config.authUrl,
+    // With a path in AUTH_URL (lib/path-prefix.ts) better-auth's endpoints are under it too: a base
+    // URL with a path is taken whole, so it names the mount point itself.
+    baseURL: url(BASE_PATH),
     basePath: BASE_PATH,
     secret: config.secret,
-    trustedOrigins: [config.authUrl, ...socialTrustedOrigins(config.social)],
+    trustedOrigins: [origin, ...socialTrustedOrigins(config.social)],
     database: { db: database.db, type: database.type },
     ...(redis ? { secondaryStorage: redisSecondaryStorage(redis) } : {}),
     // oauth-provider keeps sessions in the database even with secondary storage: tokens refer to them.
@@ -189,9 +196,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // Key sign-in stops at the same second-factor step, unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
       ...(config.keySignInSkipsTwoFactor ? [] : [keySignInTwoFactor({ twoFactor: secondFactor, signInPath: `/sign-in/${config.sigmaServiceName}` })]),
       oauthProvider({
-        loginPage: "/sign-in",
-        consentPage: "/consent",
-        signup: { page: "/sign-up" },
+        loginPage: page("/sign-in"),
+        consentPage: page("/consent"),
+        signup: { page: page("/sign-up") },
         scopes: [...SCOPES],
         grantTypes: ["authorization_code", "refresh_token"],
         advertisedMetadata: { claims_supported: CLAIMS },
@@ -201,6 +208,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // for; with `resource` the access token is an RFC 9068 JWT whose `aud` is that resource.
         resources: [url(MCP_PATH)],
         enforcePerClientResources: false,
+        // Which other resources a client may ask for: any https resource the person consents to,
+        // or a client's allow-list; one resource per token request (plugins/resource-policy).
+        resourcePolicy: resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] }),
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         codeExpiresIn: config.ttl.code,
@@ -213,7 +223,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // The BAP identity a grant speaks for: chosen on the consent page (kept on the session),
         // else the primary one. It becomes the consent's and the tokens' referenceId.
         postLogin: {
-          page: "/consent",
+          page: page("/consent"),
           shouldRedirect: async () => false,
           async consentReferenceId({ user, session }) {
             const row = user ? await findSelectedIdentity(database.db, user.id, (session as { selectedBapId?: string | null } | undefined)?.selectedBapId) : null;
@@ -258,7 +268,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       organizations({ send, invitationUrl: (id) => url(`/invitations/${encodeURIComponent(id)}`) }),
       // WebAuthn: the RP ID is AUTH_URL's host name and the only origin accepted is AUTH_URL itself
       // (an IP-address host cannot be an RP ID; lib/env.ts warns). passkeyRules keeps the last way in.
-      passkey({ rpID: new URL(config.authUrl).hostname, rpName: "Identity", origin: config.authUrl }),
+      passkey({ rpID: new URL(config.authUrl).hostname, rpName: "Identity", origin }),
       passkeyRules(database.db),
       // Agent Auth Protocol: hosts, agents, capability grants; approvals on our /agents/approve page.
       agents({

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
+import { servedUnder } from "./lib/path-prefix.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
@@ -98,7 +99,8 @@ export async function start(config: Config, options: StartOptions = {}) {
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
-  const listener = getRequestListener(app.fetch);
+  // Under AUTH_URL's path when it has one, with the path-inserted discovery URLs at the root (lib/path-prefix.ts).
+  const listener = getRequestListener(servedUnder(app.fetch, config.authUrl));
   let draining = false;
   // Requests being handled, for the drain: http.Server's own close callback can come while a
   // request's body is still arriving.

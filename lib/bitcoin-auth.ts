@@ -142,7 +142,7 @@ const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").di
 /** How this server verifies Bitcoin-Auth tokens; built once (bitcoinAuthPolicy) and passed down. */
 export interface BitcoinAuthPolicy {
   replay: ReplayCache;
-  /** This server's origin (AUTH_URL): the host-bound form names `origin + path`. */
+  /** This server's base URL (AUTH_URL, an origin unless it has a path): the host-bound form names `origin + path`. */
   origin?: string;
   /** Accept only the host-bound form (BITCOIN_AUTH_REQUIRE_HOST_BINDING). @default false */
   requireHostBinding?: boolean;
@@ -154,7 +154,8 @@ export interface BitcoinAuthPolicy {
 
 /** The policy for one replay cache, from the settings. */
 export function bitcoinAuthPolicy(replay: ReplayCache, settings: { authUrl: string; bitcoinAuthRequireHostBinding: boolean }, onReplay?: () => void): BitcoinAuthPolicy {
-  return { replay, origin: new URL(settings.authUrl).origin, requireHostBinding: settings.bitcoinAuthRequireHostBinding, onReplay };
+  // AUTH_URL as written: with a path, the host-bound form names the public URL under it (lib/path-prefix.ts).
+  return { replay, origin: settings.authUrl, requireHostBinding: settings.bitcoinAuthRequireHostBinding, onReplay };
 }
 
 /**

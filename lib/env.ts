@@ -102,7 +102,7 @@ export interface Config {
   readonly env: "development" | "production" | "test";
   readonly port: number;
   readonly host: string;
-  /** Public origin; also the OAuth/OIDC issuer, exactly as written (no trailing slash). */
+  /** Public base URL (an origin, or an origin and a path); also the OAuth/OIDC issuer, exactly as written (no trailing slash). */
   readonly authUrl: string;
   readonly database: DatabaseTarget;
   readonly secret: string;
@@ -275,7 +275,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const production = e.NODE_ENV === "production";
   const authUrl = (e.AUTH_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   const url = new URL(authUrl);
-  if (url.pathname !== "/" || url.search || url.hash) throw new ConfigError("AUTH_URL: must be an origin without path, query or fragment");
+  // A path is allowed (an issuer such as https://id.example.com/idp): the service is then served
+  // under it, and answers the path-inserted discovery URLs at the root of the host (lib/path-prefix.ts).
+  if (url.search || url.hash || url.username || url.password) throw new ConfigError("AUTH_URL: must be an http(s) URL without query, fragment or credentials");
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new ConfigError("AUTH_URL: must be an http(s) URL");
 
   let secret = e.BETTER_AUTH_SECRET;
   if (production) {

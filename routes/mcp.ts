@@ -26,7 +26,11 @@ export interface McpDeps extends RouteDeps {
 export const MCP_SCOPES = ["openid", "profile", "offline_access"] as const;
 
 export const mcpResource = (authUrl: string) => `${authUrl}${MCP_PATH}`;
-export const mcpResourceMetadataUrl = (authUrl: string) => `${authUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
+/** RFC 9728 §3.1: the well-known name inserted between the host and the resource's path (`/.well-known/oauth-protected-resource/idp/mcp` under a path issuer). */
+export const mcpResourceMetadataUrl = (authUrl: string) => {
+  const resource = new URL(mcpResource(authUrl));
+  return `${resource.origin}/.well-known/oauth-protected-resource${resource.pathname}`;
+};
 
 /** RFC 9728 §2: this resource's metadata document. */
 export function mcpResourceMetadata(authUrl: string) {

@@ -75,7 +75,7 @@ export const noStore: MiddlewareHandler = async (c, next) => {
  */
 export function isSameOrigin(c: Context, authUrl: string): boolean {
   const origin = c.req.header("origin");
-  if (origin && origin !== "null") return origin === authUrl;
+  if (origin && origin !== "null") return origin === new URL(authUrl).origin;
   return c.req.header("sec-fetch-site") === "same-origin";
 }
 
@@ -96,7 +96,7 @@ export function refuseOtherSites<E extends Env>(authUrlOf: (c: Context<E>) => st
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const origin = c.req.header("origin");
-    if ((origin && origin !== "null" && origin !== authUrlOf(c)) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
+    if ((origin && origin !== "null" && origin !== new URL(authUrlOf(c)).origin) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
     await next();
   };
 }

@@ -5,6 +5,7 @@ import { rowReader } from "../lib/db.js";
 import type { Logger } from "../lib/logger.js";
 import { revokeUserOAuthTokens } from "../plugins/account-email/index.js";
 import { recordAuditEvent, type AuditEntry } from "../plugins/audit/store.js";
+import { canonicalResource } from "../plugins/resource-policy/index.js";
 
 /** The admin CLI's commands (scripts/admin.ts parses the arguments and prints the result). */
 
@@ -160,6 +161,43 @@ async function revokeSessions(services: AdminServices, args: string[], flags: Co
   return { lines: [`revoked session ${sessionId} of ${user.email}`], json: { userId: user.id, revoked: 1, sessionId } };
 }
 
+/**
+ * A client's RFC 8707 allow-list (plugins/resource-policy): with resources, it replaces the
+ * list (oauth-provider's `oauthClientResource` links, each resource made an `oauthResource` row
+ * if it is not one yet); with --all, it is cleared (any https resource the person consents to);
+ * with neither, it is shown.
+ */
+async function clientResources(services: AdminServices, args: string[], flags: CommandFlags): Promise<CommandResult> {
+  const [clientId, ...resources] = args;
+  if (!clientId || (flags.all && resources.length)) throw new UsageError("clients resources <clientId> takes resources, --all, or nothing (to show the list)");
+  const { db } = services;
+  if (!(await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst())) throw new UsageError(`no client with id "${clientId}"`);
+  for (const resource of resources) {
+    const canonical = canonicalResource(resource);
+    if (canonical !== resource || !resource.startsWith("https://")) throw new UsageError(`"${resource}" is not an https resource written canonically${canonical ? ` (${canonical})` : ""}`);
+  }
+  if (flags.all || resources.length) {
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom("oauthClientResource").where("clientId", "=", clientId).execute();
+      const now = new Date();
+      for (const resource of new Set(resources)) {
+        const known = await trx.selectFrom("oauthResource").select("identifier").where("identifier", "=", resource).executeTakeFirst();
+        if (!known) {
+          await trx.insertInto("oauthResource").values({ id: crypto.randomUUID(), identifier: resource, name: new URL(resource).host, disabled: false, dpopBoundAccessTokensRequired: false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
+        }
+        await trx.insertInto("oauthClientResource").values({ id: crypto.randomUUID(), clientId, resourceId: resource, createdAt: now }).execute();
+      }
+    });
+    await audit(services, "clients resources", { resources: flags.all ? "any" : [...new Set(resources)] }, { clientId });
+  }
+  const rows = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).orderBy("resourceId").execute();
+  const list = rows.map((r) => String(r.resourceId));
+  return {
+    lines: list.length ? [`client ${clientId} may ask for these resources (and ours):`, ...list.map((r) => `  ${r}`)] : [`client ${clientId} may ask for any https resource the person consents to`],
+    json: { clientId, resources: list.length ? list : "any" },
+  };
+}
+
 async function exportOpenApi(services: AdminServices, args: string[]): Promise<CommandResult> {
   if (args.length > 1) throw new UsageError("openapi export takes at most one file name");
   const text = `${JSON.stringify(await services.exportOpenApi(), null, 2)}\n`;
@@ -173,6 +211,7 @@ export const adminCommands: Record<string, Command | undefined> = {
   "clients list": listClients,
   "clients disable": setClientDisabled(true),
   "clients enable": setClientDisabled(false),
+  "clients resources": clientResources,
   "keys rotate": rotateKeys,
   "users ban": banUser,
   "users unban": unbanUser,

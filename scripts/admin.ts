@@ -3,6 +3,7 @@
  *
  *   npm run admin -- <command> [--json]
  *     clients list                         clients disable <clientId>    clients enable <clientId>
+ *     clients resources <clientId> [<resource>... | --all]   (RFC 8707 allow-list: set, clear, show)
  *     keys rotate                          users ban <email|id> [--reason TEXT]
  *     users unban <email|id>               sessions list <email|id>
  *     sessions revoke <email|id> (--all | <sessionId>)
@@ -24,6 +25,7 @@ import { adminCommands, UsageError, type AdminServices } from "./admin-commands.
 
 const USAGE = `usage: npm run admin -- <command> [--json]
   clients list | clients disable <clientId> | clients enable <clientId>
+  clients resources <clientId> [<resource>... | --all]
   keys rotate
   users ban <email|id> [--reason TEXT] | users unban <email|id>
   sessions list <email|id> | sessions revoke <email|id> (--all | <sessionId>)

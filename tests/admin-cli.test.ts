@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "./helpers/fixtures.js";
-import { fullCodeFlow, signUp, token } from "./helpers/oauth.js";
+import { authorize, fullCodeFlow, registerClient, signUp, token } from "./helpers/oauth.js";
 import { cookiesOf } from "./helpers/server.js";
 
 const server = useTestServer();
@@ -61,6 +61,24 @@ describe("admin CLI: clients", () => {
     const again = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
     expect(again.status).toBe(200);
     expect((await adminActions("clients disable")).length).toBeGreaterThan(0);
+  });
+
+  it("resources sets a client's RFC 8707 allow-list, which authorize then enforces; --all clears it", async () => {
+    const person = await signUp(server);
+    const client = await registerClient(server);
+    const api = `https://api-${Date.now().toString(36)}.example/v1`;
+    const set = await adminJson("clients", "resources", client.client_id, api);
+    expect(set).toEqual({ clientId: client.client_id, resources: [api] });
+    const other = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "https://other.example/" } });
+    expect(other.url.searchParams.get("error")).toBe("invalid_target");
+    const listed = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: api } });
+    expect(listed.code).toBeTruthy();
+    expect(await adminJson("clients", "resources", client.client_id, "--all")).toEqual({ clientId: client.client_id, resources: "any" });
+    const open = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "https://other.example/" } });
+    expect(open.code).toBeTruthy();
+    const bad = await admin("clients", "resources", client.client_id, "HTTPS://API.example:443/v1");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("https://api.example/v1");
   });
 
   it("an unknown client id exits 1 with a message", async () => {

@@ -39,12 +39,14 @@ async function verifiedClient(owner: Person, host: string) {
 }
 
 /** A signed-in person's browser on the consent page of `clientId`'s request to `redirectUri`. */
-async function consentPage(clientId: string, redirectUri: string): Promise<Page> {
+async function consentPage(clientId: string, redirectUri: string, resources: string[] = []): Promise<Page> {
   const person = await signUp(server);
   const context = await browser.context();
   await addCookies(context, person.cookie, server.url);
   const page = await context.newPage();
-  await page.goto(authorizationRequest(server, clientId, { redirectUri, scope: "openid" }).url);
+  const url = new URL(authorizationRequest(server, clientId, { redirectUri, scope: "openid" }).url);
+  for (const resource of resources) url.searchParams.append("resource", resource);
+  await page.goto(url.href);
   expect(new URL(page.url()).pathname).toBe("/consent");
   return page;
 }
@@ -99,5 +101,20 @@ describe("the consent page's destination", () => {
     expect(shown).toContain(`you will be sent back to ${new URL(REDIRECT).origin}`);
     expect(shown).toContain("Unverified app");
     await expect(page.getByRole("note").innerText()).resolves.toContain("on your own device (localhost)");
+  });
+
+  it("lists the resources (RFC 8707) the access is for, ours in words and any other by host and URL", async () => {
+    const native = await register({ client_name: "Agent", application_type: "native", redirect_uris: [REDIRECT] });
+    const mcp = `${server.url}/mcp`;
+    const page = await consentPage(native.json.client_id, REDIRECT, ["https://tools.example.test/mcp", mcp]);
+    const items = await page.locator("ul.resources li").allInnerTexts();
+    expect(items).toEqual(["tools.example.test (https://tools.example.test/mcp)", `This service's MCP server (your identities, backup status and apps) (${mcp})`]);
+    await expect(page.locator("ul.resources strong").innerText()).resolves.toBe("tools.example.test");
+    expect(await text(page)).toContain("Each of these services will be able to act with this access");
+
+
+    // Without `resource`, no list.
+    const plain = await consentPage(native.json.client_id, REDIRECT);
+    expect(await plain.locator("ul.resources").count()).toBe(0);
   });
 });

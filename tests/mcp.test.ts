@@ -113,10 +113,10 @@ describe("our MCP server as a protected resource", () => {
     expect((await server.api("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept, authorization: `Bearer ${bound}` } })).status).toBe(200);
   });
 
-  it("refuses a token for another resource at the authorization server: invalid_target", async () => {
+  it("refuses a resource that is not https at the authorization server: invalid_target", async () => {
     const person = await signUp(server);
     const client = await registerClient(server);
-    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "https://elsewhere.example/api" } });
+    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, extra: { resource: "http://elsewhere.example/api" } });
     expect(auth.url.searchParams.get("error")).toBe("invalid_target");
   });
 

@@ -47,10 +47,18 @@ describe("settings", () => {
     expect(() => loadEnv({ PORT: "eighty" })).toThrow(ConfigError);
     expect(() => loadEnv({ PORT: "eighty" })).toThrow(/PORT/);
     expect(() => loadEnv({ AUTH_URL: "not a url" })).toThrow(/AUTH_URL/);
-    expect(() => loadEnv({ AUTH_URL: "https://id.example.com/some/path" })).toThrow(/AUTH_URL/);
+    expect(() => loadEnv({ AUTH_URL: "https://id.example.com/idp?tenant=1" })).toThrow(/AUTH_URL/);
+    expect(() => loadEnv({ AUTH_URL: "https://id.example.com/idp#x" })).toThrow(/AUTH_URL/);
+    expect(() => loadEnv({ AUTH_URL: "ftp://id.example.com" })).toThrow(/AUTH_URL/);
     expect(() => loadEnv({ BETTER_AUTH_SECRET: "short" })).toThrow(/BETTER_AUTH_SECRET/);
     expect(() => loadEnv({ REDIS_URL: "http://localhost" })).toThrow(/REDIS_URL/);
     expect(() => loadEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+  });
+
+  it("takes an AUTH_URL with a path as the issuer, exactly as written but for a trailing slash", () => {
+    const dir = tempDir();
+    expect(loadEnv({ DATA_DIR: dir, AUTH_URL: "https://id.example.com/idp/" }).authUrl).toBe("https://id.example.com/idp");
+    expect(loadEnv({ DATA_DIR: dir, AUTH_URL: "https://id.example.com/" }).authUrl).toBe("https://id.example.com");
   });
 
   it("reads DATABASE_URL as a SQLite path, a file: URL or a postgres URL", () => {

@@ -3,7 +3,8 @@ import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
 import type { SessionWithUser } from "../session.js";
-import { ConsentPage, type Destination, type IdentityChoice } from "./consent.js";
+import { MCP_PATH } from "../../lib/transport.js";
+import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent.js";
 import { ErrorPage } from "./error-page.js";
 import { errorWords } from "./error-words.js";
 import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay.js";
@@ -27,7 +28,17 @@ async function showConsent(c: PageContext) {
   const session: SessionWithUser | undefined = c.get("session");
   const identities = scopes.includes("profile") && session ? await identityChoices(c.var.page, session) : [];
   const destination = await destinationOf(c.var.page, clientId, signed.get("redirect_uri"));
-  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} />);
+  const resources = resourcesShown(c.var.page.authUrl, signed.getAll("resource"));
+  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} />);
+}
+
+/** The signed request's `resource` values (RFC 8707), as the consent page names them. */
+function resourcesShown(authUrl: string, resources: string[]): ResourceShown[] {
+  return [...new Set(resources)].flatMap((resource) => {
+    const url = URL.parse(resource);
+    if (!url) return [];
+    return [{ url: resource, host: url.host, ours: resource === `${authUrl}${MCP_PATH}` ? "This service's MCP server (your identities, backup status and apps)" : null }];
+  });
 }
 
 const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;

@@ -64,7 +64,43 @@ function DestinationNote(props: { destination: Destination }) {
   );
 }
 
-export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null }) {
+/**
+ * The resources (RFC 8707) the access will be for: other services, named by their URL, that
+ * will accept what the app gets. Our own are named in words; any other by its full URL, with
+ * its host in bold, since the host is who receives the token.
+ */
+export interface ResourceShown {
+  url: string;
+  host: string;
+  /** Words for one of ours (the MCP server), else null. */
+  ours: string | null;
+}
+
+function ResourceList(props: { resources: ResourceShown[] }) {
+  return (
+    <>
+      <p>{props.resources.length === 1 ? "This access is for the service at:" : "This access is for the services at:"}</p>
+      <ul class="resources">
+        {props.resources.map((r) => (
+          <li>
+            {r.ours ? (
+              <>
+                {r.ours} (<code>{r.url}</code>)
+              </>
+            ) : (
+              <>
+                <strong>{r.host}</strong> (<code>{r.url}</code>)
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      {props.resources.some((r) => !r.ours) ? <p class="muted">Each of these services will be able to act with this access. Allow only services you expect this app to use.</p> : null}
+    </>
+  );
+}
+
+export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null; resources?: ResourceShown[] }) {
   return (
     <Layout title={`Allow ${props.clientName}?`}>
       <div class="row">
@@ -77,6 +113,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
       {props.destination ? <DestinationNote destination={props.destination} /> : null}
       <p>It will be able to:</p>
       <ScopeList scopes={props.scopes} />
+      {props.resources?.length ? <ResourceList resources={props.resources} /> : null}
       <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
         {props.identities?.length ? (
           <fieldset>

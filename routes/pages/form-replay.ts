@@ -23,7 +23,7 @@ export function callAuth(c: PageContext, path: string, body: Record<string, unkn
   const { auth, authUrl } = c.var.page;
   const headers = forwardedHeaders(c, cookie);
   headers.set("content-type", "application/json");
-  headers.set("origin", authUrl);
+  headers.set("origin", new URL(authUrl).origin);
   return auth.handler(new Request(`${authUrl}${BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
 }
 

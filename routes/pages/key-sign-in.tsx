@@ -42,6 +42,7 @@ export function KeySignInSection(props: KeySignInOptions & { oauthQuery?: string
         data-two-factor-path={props.twoFactorPath}
         data-backup-path={props.backupPath}
         data-oauth-query={props.oauthQuery ?? ""}
+        data-done="/"
       >
         {props.cloudBackup ? (
           <fieldset>

@@ -24,6 +24,7 @@ export function PasskeySignInSection(props: PasskeySignInOptions & { oauthQuery?
         data-continue-path={`${props.basePath}/oauth2/continue`}
         data-authorize-path={`${props.basePath}/oauth2/authorize`}
         data-oauth-query={props.oauthQuery ?? ""}
+        data-done="/"
       >
         <button type="submit" class="secondary">
           Sign in with a passkey

@@ -70,7 +70,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
 /** JSON API calls to the server at `url`; each sends Origin like a browser on our own origin would. */
 export function apiClient(url: string) {
   return async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
-    const headers: Record<string, string> = { origin: url, ...init.headers };
+    // A browser's Origin: the origin only, also when AUTH_URL has a path.
+    const headers: Record<string, string> = { origin: new URL(url).origin, ...init.headers };
     if (init.cookie) headers.cookie = init.cookie;
     let body: string | undefined;
     if (init.body !== undefined) {

@@ -130,7 +130,7 @@ async function signIn(ui: Elements) {
     }
 
     show(ui, null, "Signed in. Returning to the application…");
-    let next = "/";
+    let next = data.done ?? "/";
     if (oauthQuery) {
       try {
         next = await continueAuthorization(oauthQuery, {

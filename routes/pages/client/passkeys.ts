@@ -66,7 +66,7 @@ function wireSignIn(form: HTMLFormElement) {
     show(null, "Signing in…");
     const res = await postJson(data.verifyPath ?? "/api/auth/passkey/verify-authentication", { response });
     if (!res.ok) throw new ShownError(res.status === 429 ? "Too many attempts. Wait a minute and try again." : "That passkey was not accepted. Try another way to sign in.");
-    let next = "/";
+    let next = data.done ?? "/";
     if (data.oauthQuery) {
       try {
         next = await continueAuthorization(data.oauthQuery, {

@@ -1,0 +1,73 @@
+import type { OAuthOptions } from "@better-auth/oauth-provider";
+import { APIError } from "better-auth/api";
+import type { Kysely } from "kysely";
+
+type ResourcePolicy = NonNullable<OAuthOptions["resourcePolicy"]>;
+type ResourceRow = NonNullable<Awaited<ReturnType<ResourcePolicy["resolve"]>>>;
+
+/**
+ * The canonical spelling of a resource indicator (RFC 8707 §2), or null for one that cannot be
+ * a resource: the WHATWG serialisation (scheme and host lower case, no default port, no user
+ * information, no fragment), except that an origin may be written without its "/". The path is
+ * kept as written, trailing slash included: `https://api.example/v1` and `https://api.example/v1/`
+ * are two resources, and a resource server checks `aud` against the exact `resource` it
+ * publishes (RFC 9728 §3.3).
+ */
+export function canonicalResource(identifier: string): string | null {
+  const url = URL.parse(identifier);
+  if (!url || url.hash || identifier.includes("#") || url.username || url.password) return null;
+  const href = url.href;
+  return url.pathname === "/" && !url.search && `${identifier}/` === href ? identifier : href;
+}
+
+function refuse(description: string): never {
+  throw new APIError("BAD_REQUEST", { error: "invalid_target", error_description: description });
+}
+
+/** A resource no one configured: no policy of its own, the plugin's defaults (token lifetimes, scopes). */
+function openResource(identifier: string): ResourceRow {
+  const now = new Date();
+  return { id: identifier, identifier, name: new URL(identifier).host, disabled: false, createdAt: now, updatedAt: now, policyVersion: 1 };
+}
+
+/**
+ * RFC 8707 policy (oauth-provider's `resourcePolicy`, patches/README.md op-resource-policy): which
+ * resources a client may ask for, checked at authorize, at the token endpoint and on refresh.
+ *
+ * - A resource must be written canonically ({@link canonicalResource}), else `invalid_target`
+ *   naming the canonical form: the same string then binds the code, the tokens and `aud`.
+ * - Our own resources (`/mcp`) are open to every client.
+ * - A client linked to resources (oauth-provider's `oauthClientResource` rows, managed by an
+ *   admin through /admin/oauth2/resources/{resource}/clients/{client_id}) has an allow-list:
+ *   only those and our own.
+ * - Any other client may ask for any https resource; the consent page names it, and the
+ *   person's consent is what allows it (oauth-provider asks again for a resource not yet
+ *   consented to).
+ * - One resource per token request (RFC 8707 §2.2): a client that was authorized for several
+ *   asks for one access token each, naming it in `resource`; a refresh may narrow to one of
+ *   the authorized resources, never widen (oauth-provider).
+ */
+export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResources: readonly string[] }): ResourcePolicy {
+  const own = new Set(ownResources);
+  const openHttps = (identifier: string) => identifier.startsWith("https://") && canonicalResource(identifier) === identifier;
+  return {
+    async resolve(ctx, { identifier, clientId, resources, row }) {
+      const canonical = canonicalResource(identifier);
+      if (!canonical) refuse(`resource ${identifier} is not an absolute URI without a fragment or user information`);
+      if (canonical !== identifier) refuse(`resource ${identifier} must be written canonically: ${canonical}`);
+      if (ctx.path === "/oauth2/token" && resources.length > 1) {
+        refuse("name one resource per token request (RFC 8707 §2.2): each access token is for one resource");
+      }
+      if (own.has(identifier)) return row;
+      const links = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).execute();
+      if (links.length > 0) {
+        if (!links.some((l) => l.resourceId === identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
+        return row;
+      }
+      if (row) return row;
+      if (!openHttps(identifier)) refuse(`resource ${identifier} must be an https URL`);
+      return openResource(identifier);
+    },
+    accepts: (identifier) => own.has(identifier) || openHttps(identifier),
+  };
+}
