@@ -48,7 +48,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
   const policy = (family: string, prefix: string) =>
     bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config, () => metrics.replaysRefused.inc({ family }));
   return {
-    jwks: jwksCache(),
+    jwks: jwksCache({ redis }),
     mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
     bitcoinAuth: {
       auth: policy("auth", "idp:bitcoin-auth:"),

@@ -47,17 +47,23 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const url = config.authUrl;
   const running = await start(config, options);
 
-  /** JSON API call; sends Origin like a browser on our own origin would. */
-  async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { origin: url, ...init.headers };
-    if (init.cookie) headers.cookie = init.cookie;
-    let body: string | undefined;
-    if (init.body !== undefined) {
-      headers["content-type"] ??= "application/json";
-      body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
-    }
-    return readResponse(await fetch(url + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" }));
-  }
+  /** JSON API call to `base`; sends Origin like a browser on our own origin (AUTH_URL) would. */
+  const apiAt =
+    (base: string) =>
+    async (path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) => {
+      const headers: Record<string, string> = { origin: url, ...init.headers };
+      if (init.cookie) headers.cookie = init.cookie;
+      let body: string | undefined;
+      if (init.body !== undefined) {
+        headers["content-type"] ??= "application/json";
+        body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+      }
+      return readResponse(await fetch(base + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" }));
+    };
+  const api = apiAt(url);
+  // Where this process listens: AUTH_URL's address unless a caller gave it another public URL
+  // (an instance of a deployment whose AUTH_URL is another instance's, as behind a load balancer).
+  const localUrl = `http://${config.host}:${running.port}`;
 
   return {
     url,
@@ -70,6 +76,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app: running.app,
     auth: running.auth,
     api,
+    /** This very process, whatever AUTH_URL says: its address and the same JSON API call sent straight to it. */
+    local: { url: localUrl, api: apiAt(localUrl) },
     async close() {
       await running.close();
       rmSync(dir, { recursive: true, force: true });
