@@ -4,7 +4,7 @@ import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
-import { createMutualAuth, type MutualAuth } from "./lib/mutual-auth.js";
+import { createMutualAuth, redisPeerSessions, type MutualAuth } from "./lib/mutual-auth.js";
 import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
@@ -28,7 +28,7 @@ export interface Collaborators {
   ordinals: OrdinalsIndexer;
   /** Where the window limiters count (lib/rate-limit.ts): in Redis when there is one, else in memory. */
   limits: { enabled: boolean; redis?: Redis };
-  /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in this process). */
+  /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in Redis when there is one, else in this process). */
   mutualAuth: MutualAuth;
   /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
   metrics: Metrics;
@@ -58,7 +58,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
     },
     ordinals: ordinalsIndexer(config),
     limits: { enabled: config.rateLimitEnabled, redis },
-    mutualAuth: createMutualAuth(config.serverIdentityKey),
+    mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),
     metrics,
   };
 }

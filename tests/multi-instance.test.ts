@@ -1,9 +1,12 @@
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken } from "bitcoin-auth";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCommands, type AdminServices } from "../scripts/admin-commands.js";
 import { agentKit, ed25519 } from "./helpers/agents.js";
+import { peerClient } from "./helpers/mutual-auth.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
 import { startTestServer, uniqueClientIp, type TestServer } from "./helpers/server.js";
 
@@ -24,7 +27,8 @@ describe.runIf(Boolean(redisUrl))("several instances sharing Redis", () => {
   /** Instance b, as the test helpers take a server: its own address, the deployment's AUTH_URL as Origin. */
   let viaB: TestServer;
   beforeAll(async () => {
-    const deployment = { REDIS_URL: redisUrl!, DEVICE_POLL_INTERVAL: "1" };
+    // One deployment: one server identity (BRC-103), else each instance would make its own in DATA_DIR.
+    const deployment = { REDIS_URL: redisUrl!, DEVICE_POLL_INTERVAL: "1", SERVER_IDENTITY_KEY: PrivateKey.fromRandom().toHex() };
     a = await startTestServer(deployment);
     const database = a.config.database;
     b = await startTestServer({ ...deployment, AUTH_URL: a.url, PORT: "0", DATABASE_URL: database.kind === "sqlite" ? database.file : database.url });
@@ -194,6 +198,36 @@ describe.runIf(Boolean(redisUrl))("several instances sharing Redis", () => {
     // Revoked through a: refused by b.
     expect((await a.api("/api/auth/agent/revoke", { cookie: person.cookie, body: { agent_id: agent.id } })).status).toBe(200);
     expect((await execute(viaB)).status).toBe(403);
+  });
+
+  it("a BRC-103 peer that shook hands with one instance is served by the other, and a signed request is accepted once across both", async () => {
+    // A load balancer that sends the handshake to a and everything else to b, keeping what it forwarded.
+    const forwarded: Array<{ path: string; headers: Record<string, string> }> = [];
+    const balancer = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
+      forwarded.push({ path: req.url!, headers });
+      const target = req.url!.startsWith("/.well-known/auth") ? a.url : b.local.url;
+      const answer = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([k]) => !["content-length", "content-encoding", "transfer-encoding"].includes(k))));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => balancer.listen(0, "127.0.0.1", resolve));
+    try {
+      const peer = peerClient();
+      const res = await peer.client.fetch(`http://127.0.0.1:${(balancer.address() as AddressInfo).port}/api/certificates/issued`, { method: "GET" });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ subject: peer.identityKey, certificates: [] });
+      expect(forwarded.map((f) => f.path)).toEqual(["/.well-known/auth", "/api/certificates/issued"]);
+      // The same signed request again, at a: already used.
+      const replay = await fetch(`${a.url}/api/certificates/issued`, { headers: forwarded[1]!.headers });
+      expect(replay.status).toBe(401);
+      expect((await replay.json()).detail).toMatch(/already used/);
+    } finally {
+      await new Promise<void>((resolve) => balancer.close(() => resolve()));
+    }
   });
 
   it("shares rate-limit counters between instances", async () => {
