@@ -98,9 +98,12 @@ export function createMutualAuth(privateKeyHex: string, options: { sessions?: Se
   async function handshake(c: Context): Promise<Response> {
     const message = await readHandshakeMessage(c);
     // A certificate message may follow a handshake made with another instance: bring its session here.
-    if (message.yourNonce && !sessions.getSession(message.yourNonce)) {
+    if (typeof message.yourNonce === "string" && !sessions.getSession(message.yourNonce)) {
       const known = await store.load(message.yourNonce);
-      if (known) sessions.addSession(known);
+      if (known) {
+        sessions.addSession(known);
+        made.add(message.yourNonce);
+      }
     }
     const reply = await transport.deliver(message);
     if (reply?.messageType === "initialResponse" && reply.initialNonce) {
