@@ -4,7 +4,7 @@ import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
 import { createMailer, type Mailer } from "./lib/mailer.js";
-import { createMutualAuth, type MutualAuth } from "./lib/mutual-auth.js";
+import { createMutualAuth, redisPeerSessions, type MutualAuth } from "./lib/mutual-auth.js";
 import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { createLimiters, type Limiters } from "./lib/rate-limit.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
@@ -33,7 +33,7 @@ export interface Collaborators {
    * createAuth) and our routes (app.ts) count in the same ones.
    */
   limits: Limiters | null;
-  /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in this process). */
+  /** BRC-103 mutual authentication: the server's identity wallet and its peer sessions (in Redis when there is one, else in this process). */
   mutualAuth: MutualAuth;
   /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
   metrics: Metrics;
@@ -53,7 +53,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
   const policy = (family: string, prefix: string) =>
     bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config, () => metrics.replaysRefused.inc({ family }));
   return {
-    jwks: jwksCache(),
+    jwks: jwksCache({ redis }),
     mailer: mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, disabled: config.mailDisabled }),
     bitcoinAuth: {
       auth: policy("auth", "idp:bitcoin-auth:"),
@@ -63,7 +63,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
     },
     ordinals: ordinalsIndexer(config),
     limits: createLimiters(config.limits, redis),
-    mutualAuth: createMutualAuth(config.serverIdentityKey),
+    mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),
     metrics,
   };
 }

@@ -331,7 +331,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     serverIdentityKey = generatedIdentityKey(e.DATA_DIR);
     warnings.push(
       `SERVER_IDENTITY_KEY is not set: the mutual-authentication identity is a key kept in ${resolve(e.DATA_DIR, "server-identity-key")}. ` +
-        "Set it in production, or the service's identity changes with the data directory.",
+        "Set it in production, or the service's identity changes with the data directory" +
+        (e.REDIS_URL ? "; with several instances (REDIS_URL) set the same key on each, or a peer that shook hands with one is refused by the others." : "."),
     );
   }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);

@@ -3,7 +3,9 @@ import { randomBytes } from "node:crypto";
 import { Peer, PrivateKey, ProtoWallet, SessionManager, Utils, verifyNonce, type AuthMessage, type PeerSession, type Transport, type WalletInterface } from "@bsv/sdk";
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { Redis } from "ioredis";
 import { problem } from "./errors.js";
+import { parseJsonOrNull } from "./json.js";
 import { PROBLEM_CODES } from "./problem-codes.js";
 
 /**
@@ -69,7 +71,24 @@ class HandshakeTransport implements Transport {
   }
 }
 
-export function createMutualAuth(privateKeyHex: string, sessions = new SessionManager()): MutualAuth {
+/**
+ * Where authenticated peer sessions and the signed requests already accepted are kept beyond
+ * the handshake: this process's memory (`memoryPeerSessions`), or Redis (`redisPeerSessions`),
+ * so a peer that shook hands with one instance is served by every instance, and a signed
+ * request accepted by one is a replay on the others.
+ */
+export interface PeerSessionStore {
+  /** Keeps a session the handshake just authenticated. */
+  save(session: PeerSession): Promise<void>;
+  /** The authenticated session under our nonce, if it is still kept. */
+  load(sessionNonce: string): Promise<PeerSession | undefined>;
+  /** True the first time `request` (nonce and request id) is seen in `session` (as loaded), false after. */
+  claim(session: PeerSession, request: string): Promise<boolean>;
+}
+
+export function createMutualAuth(privateKeyHex: string, options: { sessions?: SessionManager; store?: PeerSessionStore } = {}): MutualAuth {
+  const sessions = options.sessions ?? new SessionManager();
+  const store = options.store ?? memoryPeerSessions(sessions);
   const wallet = new ProtoWallet(PrivateKey.fromHex(privateKeyHex));
   const identityKey = PrivateKey.fromHex(privateKeyHex).toPublicKey().toString();
   const transport = new HandshakeTransport();
@@ -78,8 +97,22 @@ export function createMutualAuth(privateKeyHex: string, sessions = new SessionMa
   const made = madeSessions(sessions);
   async function handshake(c: Context): Promise<Response> {
     const message = await readHandshakeMessage(c);
+    // A certificate message may follow a handshake made with another instance: bring its session here.
+    if (typeof message.yourNonce === "string" && !sessions.getSession(message.yourNonce)) {
+      const known = await store.load(message.yourNonce);
+      if (known) {
+        sessions.addSession(known);
+        made.add(message.yourNonce);
+      }
+    }
     const reply = await transport.deliver(message);
-    if (reply?.messageType === "initialResponse" && reply.initialNonce) made.add(reply.initialNonce);
+    if (reply?.messageType === "initialResponse" && reply.initialNonce) {
+      made.add(reply.initialNonce);
+      const session = sessions.getSession(reply.initialNonce);
+      // Not kept, not usable: a handshake whose session could not be stored fails (503), never half-made.
+      const stored = session ? await store.save(session).then(() => true, () => false) : false;
+      if (!stored) throw problem(PROBLEM_CODES.NOT_READY, { detail: "The peer session could not be kept just now; shake hands again shortly." });
+    }
     if (!reply) {
       // A certificate message needs no answer of its own; anything else the Peer dropped was refused.
       if (message.messageType === "certificateResponse") return new Response(null, { status: 204 });
@@ -88,12 +121,11 @@ export function createMutualAuth(privateKeyHex: string, sessions = new SessionMa
     return new Response(JSON.stringify(reply), { headers: { "content-type": "application/json", "cache-control": "no-store", ...authHeaders(reply) } });
   }
 
-  const seen = seenMessages();
   const requirePeer = createMiddleware<MutualAuthEnv>(async (c, next) => {
     const request = await readGeneralMessage(c);
-    const session = await verifyGeneralMessage(wallet, sessions, request);
+    const session = await verifyGeneralMessage(wallet, store, request);
     // BRC-103 leaves replays to the transport: a signed request is accepted once.
-    if (!seen.claim(`${session.sessionNonce} ${request.nonce} ${request.requestId}`)) throw problem(PROBLEM_CODES.MUTUAL_AUTH_FAILED, { detail: "This signed request was already used." });
+    if (!(await store.claim(session, `${request.nonce} ${request.requestId}`))) throw problem(PROBLEM_CODES.MUTUAL_AUTH_FAILED, { detail: "This signed request was already used." });
     c.set("peer", { identityKey: session.peerIdentityKey! });
     await next();
     const signed = await signAnswer(wallet, identityKey, session, request.requestId, c.res);
@@ -131,16 +163,60 @@ function madeSessions(sessions: SessionManager) {
   };
 }
 
-/** Signed requests already accepted in this process: the most recent MAX_SEEN, oldest forgotten first. */
+/**
+ * Sessions in this process's SessionManager (the Peer's own), and the signed requests already
+ * accepted here: the most recent MAX_SEEN, oldest forgotten first. One instance only.
+ */
 const MAX_SEEN = 100_000;
-function seenMessages() {
+export function memoryPeerSessions(sessions: SessionManager): PeerSessionStore {
   const seen = new Set<string>();
   return {
-    claim(key: string): boolean {
+    async save() {
+      // The Peer already keeps it in `sessions`.
+    },
+    async load(sessionNonce) {
+      return sessions.getSession(sessionNonce);
+    },
+    async claim(session, request) {
+      const key = `${session.sessionNonce} ${request}`;
       if (seen.has(key)) return false;
       seen.add(key);
       if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value!);
       return true;
+    },
+  };
+}
+
+/** How long a peer session kept in Redis lasts from its handshake; the peer then shakes hands again. */
+export const PEER_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+const SESSION_PREFIX = "idp:mutual-auth:session:";
+const SEEN_PREFIX = "idp:mutual-auth:seen:";
+
+/**
+ * Sessions and accepted requests in Redis, shared by every instance. A session lasts
+ * PEER_SESSION_TTL_MS from its handshake (never extended), and each accepted request's record
+ * expires with its session, after which the request cannot be accepted anyway (no session).
+ * Redis unreachable: requests fail (401), never accepted unchecked.
+ */
+export function redisPeerSessions(redis: Redis, ttlMs = PEER_SESSION_TTL_MS): PeerSessionStore {
+  return {
+    async save(session) {
+      const expiresAt = Date.now() + ttlMs;
+      await redis.set(SESSION_PREFIX + session.sessionNonce, JSON.stringify({ ...session, expiresAt }), "PX", ttlMs);
+    },
+    async load(sessionNonce) {
+      if (sessionNonce.length > 200) return undefined;
+      const text = await redis.get(SESSION_PREFIX + sessionNonce).catch(() => null);
+      const stored = text ? (parseJsonOrNull(text) as (PeerSession & { expiresAt?: number }) | null) : null;
+      if (!stored || stored.sessionNonce !== sessionNonce || typeof stored.expiresAt !== "number") return undefined;
+      return stored;
+    },
+    async claim(session, request) {
+      const { expiresAt } = session as { expiresAt?: unknown };
+      if (typeof expiresAt !== "number") return false;
+      const ttl = Math.max(1, expiresAt - Date.now()) + 1000;
+      const created = await redis.set(`${SEEN_PREFIX}${session.sessionNonce} ${request}`, "1", "PX", ttl, "NX").catch(() => null);
+      return created === "OK";
     },
   };
 }
@@ -233,11 +309,11 @@ async function readGeneralMessage(c: Context): Promise<GeneralRequest> {
 }
 
 /** BRC-103 §general messages: our nonce, a live session under it, the session's key signed this payload. */
-async function verifyGeneralMessage(wallet: ProtoWallet, sessions: SessionManager, request: GeneralRequest): Promise<PeerSession> {
+async function verifyGeneralMessage(wallet: ProtoWallet, store: PeerSessionStore, request: GeneralRequest): Promise<PeerSession> {
   const refused = () => problem(PROBLEM_CODES.MUTUAL_AUTH_FAILED);
   if (!(await verifyNonce(request.yourNonce, asWalletInterface(wallet)).catch(() => false))) throw refused();
-  const session = sessions.getSession(request.yourNonce);
-  // getSession also looks identity keys up: insist on the session the nonce names.
+  const session = await store.load(request.yourNonce);
+  // SessionManager.getSession also looks identity keys up: insist on the session the nonce names.
   if (!session || session.sessionNonce !== request.yourNonce || !session.isAuthenticated || !session.peerIdentityKey) throw refused();
   if (session.peerIdentityKey !== request.identityKey) throw refused();
   const { valid } = await wallet
@@ -245,7 +321,6 @@ async function verifyGeneralMessage(wallet: ProtoWallet, sessions: SessionManage
     .catch(() => ({ valid: false }));
   if (!valid) throw refused();
   session.lastUpdate = Date.now();
-  sessions.updateSession(session);
   return session;
 }
 

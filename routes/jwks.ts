@@ -7,9 +7,10 @@ import type { RouteDeps, RouteEnv } from "./middleware.js";
  * GET /api/auth/jwks, answered from memory: the document better-auth's jwt plugin builds
  * (`auth.api.getJwks()`, so its key filtering and shape stay upstream's), rebuilt from
  * a fresh read of the table when it is older than the key cache's TTL, and at once when
- * this process has created a key since. Staleness is therefore the one stated in
- * lib/jwks-cache.ts: none for keys created by this process, at most 30 s for keys
- * created or removed by another instance. Like discovery it is public and the same for
+ * the key set changed since (a key created by this process, or, with Redis, by another
+ * instance or the admin CLI). Staleness is therefore the one stated in lib/jwks-cache.ts:
+ * none for keys created by this process, about a second for keys created elsewhere with
+ * Redis, at most 30 s without it (or for rows removed by hand). Like discovery it is public and the same for
  * every caller, so it skips the per-request auth pipeline (and better-auth's rate limiter).
  */
 export interface JwksDeps extends RouteDeps {
@@ -21,7 +22,8 @@ export interface JwksDeps extends RouteDeps {
 export function jwksDocument(auth: Auth, cache: JwksCache): () => Promise<string> {
   let current: { body: Promise<string>; until: number; generation: number } | undefined;
 
-  return () => {
+  return async () => {
+    await cache.sync();
     const generation = cache.generation();
     if (!current || Date.now() >= current.until || current.generation !== generation) {
       cache.refresh();

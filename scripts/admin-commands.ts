@@ -93,7 +93,8 @@ function setClientDisabled(disabled: boolean): Command {
 /**
  * A new signing key now, made the way the jwt plugin makes one (same algorithm, encryption and
  * expiry), through the shared key cache's adapter. The old keys stay published until they
- * expire; a running server reads the new set within its cache interval (lib/jwks-cache.ts).
+ * expire. With REDIS_URL the running servers are told through Redis and publish the new set
+ * within about a second; without it, within their cache interval (lib/jwks-cache.ts).
  */
 async function rotateKeys(services: AdminServices, args: string[]): Promise<CommandResult> {
   if (args.length) throw new UsageError("keys rotate takes no arguments");
@@ -104,7 +105,7 @@ async function rotateKeys(services: AdminServices, args: string[]): Promise<Comm
   const detail = { kid: key.id, alg: key.alg ?? null };
   await recordAuditEvent(services.db, services.logger, { event: "signing_key.rotated", detail: { ...detail, by: "admin cli" } });
   await audit(services, "keys rotate", detail);
-  return { lines: [`new signing key ${key.id}${key.alg ? ` (${key.alg})` : ""}; published at once by this process, by running servers within 30 s`], json: { ...detail, expiresAt: key.expiresAt ? new Date(key.expiresAt).toISOString() : null } };
+  return { lines: [`new signing key ${key.id}${key.alg ? ` (${key.alg})` : ""}; published by running servers ${context.options.secondaryStorage ? "within a second" : "within 30 s"}`], json: { ...detail, expiresAt: key.expiresAt ? new Date(key.expiresAt).toISOString() : null } };
 }
 
 /** better-auth's admin plugin fields; a ban also ends the user's sessions and OAuth grants' tokens. */

@@ -48,6 +48,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const running = await start(config, options);
 
   const api = apiClient(url);
+  // Where this process listens: AUTH_URL's address unless a caller gave it another public URL
+  // (an instance of a deployment whose AUTH_URL is another instance's, as behind a load balancer).
+  const localUrl = `http://${config.host}:${running.port}`;
 
   return {
     url,
@@ -60,6 +63,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app: running.app,
     auth: running.auth,
     api,
+    /** This very process, whatever AUTH_URL says: its address and the same JSON API call sent straight to it. */
+    local: { url: localUrl, api: apiClient(localUrl, url) },
     async close() {
       await running.close();
       rmSync(dir, { recursive: true, force: true });
@@ -68,10 +73,10 @@ export async function startTestServer(env: Record<string, string> = {}, options:
 }
 
 /** JSON API calls to the server at `url`; each sends Origin like a browser on our own origin would. */
-export function apiClient(url: string) {
+export function apiClient(url: string, origin: string = url) {
   return async function api(path: string, init: { method?: string; body?: unknown; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
     // A browser's Origin: the origin only, also when AUTH_URL has a path.
-    const headers: Record<string, string> = { origin: new URL(url).origin, ...init.headers };
+    const headers: Record<string, string> = { origin: new URL(origin).origin, ...init.headers };
     if (init.cookie) headers.cookie = init.cookie;
     let body: string | undefined;
     if (init.body !== undefined) {
