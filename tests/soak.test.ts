@@ -18,7 +18,7 @@ describe("npm run bench:soak: the verdict", () => {
   it("fails on a single failed request, and says which route and why", () => {
     const judged = verdict(result({ routes: [route("userinfo"), route("refresh", { errors: 1, failures: { "429": 1 } })] }));
     expect(judged.ok).toBe(false);
-    expect(judged.reasons).toEqual(["refresh: 1 of 100 requests failed (429 ×1)"]);
+    expect(judged.reasons).toEqual(["refresh: 1 failed (429 ×1); 100 requests sent"]);
   });
 
   it("fails when RSS grows by 10% or more after warm-up, not below", () => {
