@@ -17,6 +17,14 @@ export function bapIdOfMemberKey(pubkey: string): string {
   return bapIdFromPubkey(pubkey);
 }
 
+/**
+ * Whether `pubkey` is the identity's member key: its address derives the bapId, or it is the
+ * member key the identity registered (`identity` as stored, when there is one).
+ */
+export function isMemberKeyOf(identity: { memberPubkey?: string | null } | null | undefined, bapId: string, pubkey: string): boolean {
+  return bapIdOfMemberKey(pubkey) === bapId || (identity?.memberPubkey != null && identity.memberPubkey === pubkey);
+}
+
 export function addressOf(pubkey: string): string {
   return PublicKey.fromString(pubkey).toAddress();
 }

@@ -3,7 +3,6 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
-import { bapIdOfMemberKey } from "../lib/bap.js";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import { problem, ProblemError, problems } from "../lib/errors.js";
 import type { Limiter } from "../lib/rate-limit.js";
@@ -133,7 +132,3 @@ export async function verifiedSigner(c: Context<BackupEnv>, token: string | null
   return result.pubkey;
 }
 
-/** The member key is the key at the identity's root path: its address derives the bapId. */
-export function isMemberKeyOf(identity: store.BapIdentityRef | null, bapId: string, pubkey: string): boolean {
-  return bapIdOfMemberKey(pubkey) === bapId || (identity?.memberPubkey != null && identity.memberPubkey === pubkey);
-}

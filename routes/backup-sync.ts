@@ -1,13 +1,13 @@
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import * as v from "valibot";
-import { bapIdOfMemberKey } from "../lib/bap.js";
+import { bapIdOfMemberKey, isMemberKeyOf } from "../lib/bap.js";
 import { problem } from "../lib/errors.js";
 import { check } from "../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
 import { BapId, Ciphertext, notOwned } from "../plugins/backup/service.js";
 import * as store from "../plugins/backup/store.js";
-import { found, invalidBitcoinAuth, isMemberKeyOf, limit, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./backup-access.js";
+import { found, invalidBitcoinAuth, limit, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./backup-access.js";
 
 /**
  * /api/backup/sync: a Bitcoin-Auth token by the identity's member key over the path

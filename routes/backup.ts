@@ -1,12 +1,13 @@
 import { Hono, type Context } from "hono";
 import * as v from "valibot";
+import { isMemberKeyOf } from "../lib/bap.js";
 import { problem, problems } from "../lib/errors.js";
 import { check } from "../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
 import { BACKUP_SCOPES } from "../plugins/backup/index.js";
 import { BapId, noIdentity, notOwned, pushBackup, PushBackupInput } from "../plugins/backup/service.js";
 import * as store from "../plugins/backup/store.js";
-import { backupBodyLimit, found, isMemberKeyOf, limit, methodNotAllowed, queryOf, readBackupBody, sessionCaller, tokenOrSession, unauthorized, verifiedSigner, type BackupEnv } from "./backup-access.js";
+import { backupBodyLimit, found, limit, methodNotAllowed, queryOf, readBackupBody, sessionCaller, tokenOrSession, unauthorized, verifiedSigner, type BackupEnv } from "./backup-access.js";
 import { backupLinkOAuthRoutes } from "./backup-link-oauth.js";
 import { backupStatusRoutes } from "./backup-status.js";
 import { backupSyncRoutes } from "./backup-sync.js";

@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { getAddress } from "viem";
 import type { Auth } from "../auth.config.js";
-import { addressOf, BAP_ID_PATTERN } from "../lib/bap.js";
+import { addressOf, BAP_ID_PATTERN, isMemberKeyOf } from "../lib/bap.js";
 import { isCompressedPubkey, verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-auth.js";
 import { problem, problems } from "../lib/errors.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";
@@ -14,7 +14,6 @@ import { type42Invoice, type42WalletKey } from "../plugins/wallet/type42.js";
 import type { OrdinalsIndexer } from "../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../plugins/wallet/ownership.js";
 import * as wallets from "../plugins/wallet/store.js";
-import { isMemberKeyOf } from "./backup-access.js";
 import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware.js";
 
 /**

@@ -97,31 +97,35 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function spawnServer(dir: string, profiling: boolean): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts `script` in a child process that serves on a free port (`--port=N` is appended to
+ * `args`) and prints `{"ready": url, ...}` on its stdout once it does; answers that URL and
+ * the whole line.
+ */
+async function spawnServer(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; child: ChildProcess; ready: Record<string, unknown> }> {
   const port = await freePort();
   const flags = (arg("server-node-flags") ?? SERVER_NODE_FLAGS).split(" ").filter(Boolean);
-  const args = [...flags, "--import", "tsx", SELF, `--serve=${dir}`, `--port=${port}`, ...(profiling ? ["--profiling"] : [])];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", script, ...args, `--port=${port}`], {
     // Dependencies see a production process (better-auth, hono, kysely branch on it);
-    // our own configuration is the explicit record above.
-    env: { ...process.env, NODE_ENV: "production" },
+    // our own configuration is the explicit record the child builds.
+    env: { ...env, NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
-  const url = await new Promise<string>((ok, fail) => {
+  const ready = await new Promise<Record<string, unknown>>((ok, fail) => {
     let buffered = "";
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString();
       const line = buffered.split("\n").find((l) => l.startsWith("{"));
       if (line) {
         child.stdout!.off("data", onData);
-        ok(JSON.parse(line).ready);
+        ok(JSON.parse(line));
       }
     };
     child.stdout!.on("data", onData);
     child.once("exit", (code) => fail(new Error(`server exited during start-up (${code})`)));
   });
   child.stdout!.resume();
-  return { url, child };
+  return { url: String(ready.ready), child, ready };
 }
 
 function cookiesOf(headers: Headers): string {
@@ -132,7 +136,10 @@ function cookiesOf(headers: Headers): string {
     .join("; ");
 }
 
-async function call(base: string, path: string, init: { method?: string; body?: unknown; form?: Record<string, string>; cookie?: string; headers?: Record<string, string> } = {}) {
+type CallInit = { method?: string; body?: unknown; form?: Record<string, string>; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal };
+type CallResult = Awaited<ReturnType<typeof call>>;
+
+async function call(base: string, path: string, init: CallInit = {}) {
   const headers: Record<string, string> = { origin: base, ...init.headers };
   if (init.cookie) headers.cookie = init.cookie;
   let body: string | undefined;
@@ -143,7 +150,7 @@ async function call(base: string, path: string, init: { method?: string; body?: 
     headers["content-type"] = "application/json";
     body = JSON.stringify(init.body);
   }
-  const res = await fetch(base + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual" });
+  const res = await fetch(base + path, { method: init.method ?? (body ? "POST" : "GET"), headers, body, redirect: "manual", signal: init.signal });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: parseJsonOrNull(text) as any, text };
 }
@@ -154,6 +161,8 @@ function must(cond: unknown, what: string, res?: { status: number; text: string 
 
 interface Fixture {
   cookie: string;
+  /** The client that introspects (its id; `basic` is its credentials). */
+  clientId: string;
   /** The client that introspects and whose access token userinfo reads. */
   basic: string;
   accessToken: string;
@@ -167,6 +176,42 @@ interface Fixture {
    * that rotation or reuse detection may revoke.
    */
   newChains(count: number): Promise<{ basic: string; tokens: string[] }>;
+}
+
+/**
+ * One authorization code flow (PKCE S256, confidential client) for the signed-in `cookie`:
+ * authorize, consent when asked, code exchange. `send` makes each request (scripts/soak.ts
+ * times them); a step that does not answer as expected throws.
+ */
+async function authorizationCodeFlow(base: string, cookie: string, { clientId, basic }: { clientId: string; basic: string }, send: (base: string, path: string, init?: CallInit) => Promise<CallResult> = call) {
+  const verifier = randomBytes(32).toString("base64url");
+  const challenge = createHash("sha256").update(verifier).digest("base64url");
+  const params = new URLSearchParams({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: "openid profile email offline_access",
+    state: randomBytes(8).toString("hex"),
+    nonce: randomBytes(8).toString("hex"),
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  });
+  let res = await send(base, `/api/auth/oauth2/authorize?${params}`, { cookie });
+  const next = (r: typeof res) => (r.status >= 300 && r.status < 400 ? r.headers.get("location") : (r.json?.url ?? r.json?.redirect_uri ?? null));
+  let location: string | null = next(res);
+  if (location?.startsWith("/consent")) {
+    res = await send(base, "/api/auth/oauth2/consent", { cookie, body: { accept: true, oauth_query: new URL(location, base).search.slice(1) } });
+    location = next(res);
+  }
+  must(location, "authorize redirect", res);
+  const code = new URL(location, base).searchParams.get("code");
+  must(code, `authorization code in ${location}`);
+  const tok = await send(base, "/api/auth/oauth2/token", {
+    headers: { authorization: basic },
+    form: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier },
+  });
+  must(tok.status === 200 && tok.json?.access_token && tok.json?.refresh_token, "code exchange", tok);
+  return tok.json as { access_token: string; refresh_token: string };
 }
 
 async function setUp(base: string, refreshChains: number): Promise<Fixture> {
@@ -192,36 +237,7 @@ async function setUp(base: string, refreshChains: number): Promise<Fixture> {
     return { clientId, basic: "Basic " + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(reg.json.client_secret)}`).toString("base64") };
   };
 
-  const codeFlow = async ({ clientId, basic }: { clientId: string; basic: string }) => {
-    const verifier = randomBytes(32).toString("base64url");
-    const challenge = createHash("sha256").update(verifier).digest("base64url");
-    const params = new URLSearchParams({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      scope: "openid profile email offline_access",
-      state: randomBytes(8).toString("hex"),
-      nonce: randomBytes(8).toString("hex"),
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-    });
-    let res = await call(base, `/api/auth/oauth2/authorize?${params}`, { cookie });
-    const next = (r: typeof res) => (r.status >= 300 && r.status < 400 ? r.headers.get("location") : (r.json?.url ?? r.json?.redirect_uri ?? null));
-    let location: string | null = next(res);
-    if (location?.startsWith("/consent")) {
-      res = await call(base, "/api/auth/oauth2/consent", { cookie, body: { accept: true, oauth_query: new URL(location, base).search.slice(1) } });
-      location = next(res);
-    }
-    must(location, "authorize redirect", res);
-    const code = new URL(location, base).searchParams.get("code");
-    must(code, `authorization code in ${location}`);
-    const tok = await call(base, "/api/auth/oauth2/token", {
-      headers: { authorization: basic },
-      form: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier },
-    });
-    must(tok.status === 200 && tok.json?.access_token && tok.json?.refresh_token, "code exchange", tok);
-    return tok.json as { access_token: string; refresh_token: string };
-  };
+  const codeFlow = (client: { clientId: string; basic: string }) => authorizationCodeFlow(base, cookie, client);
 
   const newChains = async (count: number) => {
     const client = await register();
@@ -232,7 +248,7 @@ async function setUp(base: string, refreshChains: number): Promise<Fixture> {
   const main = await register();
   const first = await codeFlow(main);
   const chains = await newChains(refreshChains);
-  return { cookie, basic: main.basic, accessToken: first.access_token, refreshBasic: chains.basic, refreshTokens: chains.tokens, newChains };
+  return { cookie, clientId: main.clientId, basic: main.basic, accessToken: first.access_token, refreshBasic: chains.basic, refreshTokens: chains.tokens, newChains };
 }
 
 /** The speed goals of issue 2 (req/s on this 2-core machine, SQLite, load generator on the box). */
@@ -369,7 +385,7 @@ async function main() {
   const asJson = arg("json") === "true";
   const dir = mkdtempSync(join(tmpdir(), "idp-bench-"));
   const profileDir = arg("cpu-prof");
-  const { url, child } = await spawnServer(dir, Boolean(profileDir));
+  const { url, child } = await spawnServer(SELF, [`--serve=${dir}`, ...(profileDir ? ["--profiling"] : [])]);
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const profile = (what: "start" | "stop", file?: string) =>
     new Promise<void>((ok) => {
@@ -489,7 +505,7 @@ function summarize(rows: Row[]) {
   });
 }
 
-export { setUp, call, summarize, type Fixture };
+export { setUp, call, authorizationCodeFlow, spawnServer, summarize, type CallResult, type Fixture };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const serveDir = arg("serve");

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { expireUnusedAnonymousClients } from "../plugins/registration-management/store.js";
+import { clientUseRecorder, expireUnusedAnonymousClients } from "../plugins/registration-management/store.js";
+import { redirectUriProblem } from "../plugins/registration-management/metadata.js";
 import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./helpers/oauth.js";
 import type { TestServer } from "./helpers/server.js";
@@ -115,6 +116,44 @@ describe("RFC 7592 registration management", () => {
   });
 });
 
+describe("RFC 7592 update: redirect URI rules", () => {
+  it("accepts exactly the redirect URIs registration accepts (oauth-provider's rules)", async () => {
+    const uris = [
+      "https://app.example/cb",
+      "https://127.0.0.1/cb",
+      "https://127.0.0.2/cb",
+      "https://localhost/cb",
+      "https://[::1]/cb",
+      "http://app.example/cb",
+      "http://localhost:8080/cb",
+      "http://LOCALHOST:8080/cb",
+      "http://localhost./cb",
+      "http://127.0.0.1:9/cb",
+      "http://127.1/cb",
+      "http://[::1]:9/cb",
+      "http://[0:0::1]/cb",
+      "com.example.app:/cb",
+      "com.example.app://host/cb",
+      "myapp:/cb",
+      "file:///etc/passwd",
+      "javascript:alert(1)",
+      "https://app.example/cb#x",
+      "https://user:pw@app.example/cb",
+      "not a uri",
+    ];
+    for (const applicationType of ["web", "native"] as const) {
+      for (const uri of uris) {
+        const res = await server.api(REGISTER, { body: { client_name: "Rules", redirect_uris: [uri], application_type: applicationType, token_endpoint_auth_method: "none" } });
+        expect([201, 400], `${applicationType} ${uri}: ${res.text}`).toContain(res.status);
+        if (res.status === 400) expect(res.json.error, `${applicationType} ${uri}`).toBe("invalid_redirect_uri");
+        // While developing, registration-policy makes a "web" client with only loopback http URIs native: the row's type is what a PUT checks against.
+        const stored = res.status === 201 ? res.json.application_type : applicationType;
+        expect(redirectUriProblem(uri, stored) === null, `${applicationType} ${uri}: ${res.json?.error_description}`).toBe(res.status === 201);
+      }
+    }
+  });
+});
+
 describe("native clients and unused anonymous registrations", () => {
   it("registers loopback-only redirect URIs without application_type as a native client", async () => {
     const res = await server.api(REGISTER, { body: { client_name: "CLI", redirect_uris: ["http://127.0.0.1:33418/callback", "http://localhost:33418/callback"], token_endpoint_auth_method: "none" } });
@@ -147,5 +186,52 @@ describe("native clients and unused anonymous registrations", () => {
     const remaining = await server.db.selectFrom("oauthClient").select("clientId").where("clientId", "in", [unused.client_id, used.client_id, owned.json.client_id]).execute();
     expect(remaining.map((r) => r.clientId).sort()).toEqual([used.client_id, owned.json.client_id].sort());
     expectInvalidToken(await manage(server, unused.registration_client_uri, unused.registration_access_token));
+  });
+
+  it("marks a client used at most once an hour per process, not on every token request", async () => {
+    const person = await signUp(server);
+    const client = (await registerClient(server)) as Registered;
+    const lastUsed = async () => (await server.db.selectFrom("oauthClientRegistration").select("lastUsedAt").where("clientId", "=", client.client_id).executeTakeFirstOrThrow()).lastUsedAt;
+    const forget = () => server.db.updateTable("oauthClientRegistration").set({ lastUsedAt: null }).where("clientId", "=", client.client_id).execute();
+
+    const { verifier, challenge } = pkce();
+    const auth = await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge });
+    const tokens = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+    expect(tokens.status).toBe(200);
+    expect(await lastUsed()).not.toBeNull();
+    // Cleared behind the server's back: the next token request within the hour writes nothing.
+    await forget();
+    const refreshed = await token(server, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id });
+    expect(refreshed.status).toBe(200);
+    expect(await lastUsed()).toBeNull();
+  });
+
+  it("clientUseRecorder: one statement per client per interval, again after it, again after a failure, bounded memory", async () => {
+    const a = (await registerClient(server)) as Registered;
+    const b = (await registerClient(server)) as Registered;
+    const lastUsed = async (id: string) => (await server.db.selectFrom("oauthClientRegistration").select("lastUsedAt").where("clientId", "=", id).executeTakeFirstOrThrow()).lastUsedAt;
+    const forget = (id: string) => server.db.updateTable("oauthClientRegistration").set({ lastUsedAt: null }).where("clientId", "=", id).execute();
+    const HOUR = 3600_000;
+    const t0 = Date.now();
+    const record = clientUseRecorder(server.db, { everyMs: HOUR, maxClients: 1 });
+
+    expect(await record(a.client_id, new Date(t0))).toBe(true);
+    expect(await lastUsed(a.client_id)).not.toBeNull();
+    await forget(a.client_id);
+    expect(await record(a.client_id, new Date(t0 + HOUR - 1000))).toBe(false);
+    expect(await lastUsed(a.client_id)).toBeNull();
+    expect(await record(a.client_id, new Date(t0 + HOUR))).toBe(true);
+    expect(await lastUsed(a.client_id)).not.toBeNull();
+
+    // maxClients 1: remembering b forgets a, whose next use is written again.
+    expect(await record(b.client_id, new Date(t0 + HOUR))).toBe(true);
+    await forget(a.client_id);
+    expect(await record(a.client_id, new Date(t0 + HOUR + 1000))).toBe(true);
+    expect(await lastUsed(a.client_id)).not.toBeNull();
+
+    // A failed statement is not remembered: the next use tries again.
+    const failing = clientUseRecorder({ updateTable: () => { throw new Error("database away"); } } as never, { everyMs: HOUR });
+    await expect(failing(a.client_id, new Date(t0))).rejects.toThrow("database away");
+    await expect(failing(a.client_id, new Date(t0 + 1000))).rejects.toThrow("database away");
   });
 });

@@ -73,43 +73,44 @@ export function audit(options: AuditOptions) {
   /**
    * Refresh-token reuse (OAuth 2.1 §4.3.1; RFC 9700 §4.14.2): oauth-provider answers a rotated
    * (revoked) refresh token presented again with `invalid_grant` and deletes the whole family,
-   * with the same `invalid refresh token` wording as other refusals. So the token is looked up
-   * before the endpoint runs (after it, the family is gone), and the event is recorded after,
-   * when the answer was indeed `invalid_grant`.
+   * with the same `invalid refresh token` wording as other refusals. So the row must be seen as
+   * it was before the endpoint ran (after it, the family is gone). Rather than read it a second
+   * time on every refresh, the before-hook gives this request's auth context an adapter that
+   * keeps the row oauth-provider itself reads (`findOne` on `oauthRefreshToken` by the token's
+   * stored hash); the after-hook records the event when that row was revoked, outside the reuse
+   * interval, and the answer was indeed `invalid_grant`. The context is a per-request copy
+   * (better-auth's dispatch), so the wrapper ends with the request. Should oauth-provider stop
+   * reading through `ctx.context.adapter`, no event is recorded: tests/audit-log.test.ts
+   * ("records the reuse of a rotated refresh token") goes red.
    */
-  const reused = new Map<string, { userId: string; clientId: string }>();
-  const lookUpRefreshToken: Hook = hookOn(
+  const refreshRows = new WeakMap<object, Record<string, any>>();
+  const watchRefreshTokenRead: Hook = hookOn(
     "/oauth2/token",
     createAuthMiddleware(async (ctx) => {
       const body = bodyOf(ctx);
       const token = body.grant_type === "refresh_token" ? str(body.refresh_token, 4096) : undefined;
       if (!token) return;
-      try {
-        const hash = storedTokenHash(token);
-        const row = (await ctx.context.adapter.findOne({ model: "oauthRefreshToken", where: [{ field: "token", value: hash }] })) as Record<string, any> | null;
-        if (!row?.revoked) return;
-        // Inside the reuse interval a retry gets the same answer again: not reuse.
-        const replayUntil = row.rotationReplayExpiresAt ? new Date(row.rotationReplayExpiresAt) : null;
-        if (row.rotatedAt && replayUntil && replayUntil >= new Date()) return;
-        // Bounded: an entry whose after-hook never ran (the request died) must not pile up.
-        if (reused.size >= 1000) reused.clear();
-        reused.set(hash, { userId: String(row.userId), clientId: String(row.clientId) });
-      } catch (err) {
-        logger?.warn("audit: refresh token lookup failed", { err });
-      }
+      const hash = storedTokenHash(token);
+      const context = ctx.context;
+      const adapter = context.adapter;
+      const watched: typeof adapter = Object.create(adapter);
+      watched.findOne = (async (query: Parameters<typeof adapter.findOne>[0]) => {
+        const row = (await adapter.findOne(query)) as Record<string, any> | null;
+        if (query.model === "oauthRefreshToken" && row?.token === hash && !refreshRows.has(context)) refreshRows.set(context, row);
+        return row;
+      }) as typeof adapter.findOne;
+      context.adapter = watched;
     }),
   );
   const recordReuse: Hook = hookOn(
     "/oauth2/token",
     createAuthMiddleware(async (ctx) => {
-      const token = str(bodyOf(ctx).refresh_token, 4096);
-      if (!token || reused.size === 0) return;
-      const hash = storedTokenHash(token);
-      const found = reused.get(hash);
-      if (!found) return;
-      reused.delete(hash);
-      if (errorCode(ctx.context.returned) !== "invalid_grant") return;
-      await record(ctx, { event: "refresh_token.reuse", userId: found.userId, clientId: found.clientId, detail: { action: "token family revoked" } });
+      const row = refreshRows.get(ctx.context);
+      if (!row?.revoked || errorCode(ctx.context.returned) !== "invalid_grant") return;
+      // Inside the reuse interval a retry gets the same answer again: not reuse.
+      const replayUntil = row.rotationReplayExpiresAt ? new Date(row.rotationReplayExpiresAt) : null;
+      if (row.rotatedAt && replayUntil && replayUntil >= new Date()) return;
+      await record(ctx, { event: "refresh_token.reuse", userId: String(row.userId), clientId: String(row.clientId), detail: { action: "token family revoked" } });
     }),
   );
 
@@ -157,6 +158,6 @@ export function audit(options: AuditOptions) {
   return {
     id: "audit",
     schema: auditSchema,
-    hooks: { before: [lookUpRefreshToken], after: [signIn, recordReuse, registered, managed, consented, consentDeleted] },
+    hooks: { before: [watchRefreshTokenRead], after: [signIn, recordReuse, registered, managed, consented, consentDeleted] },
   } satisfies BetterAuthPlugin;
 }

@@ -2,10 +2,12 @@ import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthEndpoint, createAuthMiddleware, isAPIError } from "better-auth/api";
 import type { BetterAuthPluginDBSchema } from "@better-auth/core/db";
 import type { Kysely } from "kysely";
+import { OAuthError } from "../../lib/errors.js";
+import { oauthErrorResponse } from "../../lib/respond.js";
 import { hookOn } from "../hooks.js";
 import { namedClientIds } from "../member-key/named-clients.js";
 import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
-import { checkRegistrationToken, newRegistrationToken, saveRegistrationToken, touchClient } from "./store.js";
+import { checkRegistrationToken, clientUseRecorder, newRegistrationToken, saveRegistrationToken } from "./store.js";
 
 /**
  * RFC 7592 (dynamic client registration management): every registration answers a
@@ -37,6 +39,13 @@ export const REGISTRATION_PATH = "/oauth2/register";
 const invalidToken = (description: string): never => {
   throw new APIError("UNAUTHORIZED", { error: "invalid_token", error_description: description }, { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${description}"` });
 };
+
+/** The parsed token request as a form again (string values), for `namedClientIds`. */
+function formOf(body: unknown): URLSearchParams {
+  const form = new URLSearchParams();
+  if (body && typeof body === "object") for (const [name, value] of Object.entries(body)) if (typeof value === "string") form.append(name, value);
+  return form;
+}
 
 function bearerToken(authorization: string | null | undefined): string | null {
   const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? "");
@@ -81,35 +90,45 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
     }),
   );
 
-  /** After a token is issued: the client was used (for the expiry of unused registrations). */
+  /**
+   * After a token is issued: the client was used (for the expiry of unused registrations),
+   * recorded at most hourly per client and process (./store.ts clientUseRecorder). A failed
+   * write is logged, never the token request's failure.
+   */
+  const recordClientUse = clientUseRecorder(db);
   const recordUse = hookOn(
     "/oauth2/token",
     createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned;
       if (!returned || isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;
-      const body = ctx.body && typeof ctx.body === "object" ? (ctx.body as Record<string, unknown>) : {};
-      const form = new URLSearchParams();
-      for (const [name, value] of Object.entries(body)) if (typeof value === "string") form.append(name, value);
-      const ids = namedClientIds(form, ctx.headers?.get("authorization") ?? null);
-      if (ids.size === 1) await touchClient(db, [...ids][0]!);
+      const ids = namedClientIds(formOf(ctx.body), ctx.headers?.get("authorization") ?? null);
+      if (ids.size !== 1) return;
+      await recordClientUse([...ids][0]!).catch((err) => ctx.context.logger.warn("client use not recorded", { err: err instanceof Error ? err.message : String(err) }));
     }),
   );
 
   /**
    * RFC 6749 §5.2: an unknown client is `invalid_client` (401). oauth-provider authenticates a
    * confidential client first, but for a public one (a client_id alone) it looks at the grant
-   * first and answered a deleted client's refresh with `invalid_grant`; RFC 7592 clients
-   * register again on `invalid_client`, so a public client's id is checked here first.
+   * first and answers a deleted client's refresh with `invalid_grant`; RFC 7592 clients
+   * register again on `invalid_client`. So when a public client's request was refused with
+   * anything else, the client is looked up and, unknown, the answer becomes `invalid_client`.
+   * Done after the endpoint, not before it, so a request that succeeds (the client exists)
+   * costs no read of its own; an unknown client cannot succeed (oauth-provider reads the
+   * client before it issues anything).
    */
-  const refuseUnknownPublicClient = hookOn(
+  const answerUnknownPublicClient = hookOn(
     "/oauth2/token",
     createAuthMiddleware(async (ctx) => {
+      const returned = ctx.context.returned;
+      if (!isAPIError(returned) || (returned.body as { error?: unknown } | undefined)?.error === "invalid_client") return;
       const body = ctx.body && typeof ctx.body === "object" ? (ctx.body as Record<string, unknown>) : {};
       if (ctx.headers?.get("authorization") || body.client_secret !== undefined || body.client_assertion !== undefined) return;
       const clientId = body.client_id;
       if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 255) return;
       const found = await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst();
-      if (!found) throw new APIError("UNAUTHORIZED", { error: "invalid_client", error_description: "unknown client" });
+      // A Response, not a thrown APIError: an after-hook's error would keep the endpoint's 400.
+      if (!found) return oauthErrorResponse(new OAuthError("invalid_client", "unknown client"));
     }),
   );
 
@@ -139,6 +158,6 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
     id: "registration-management",
     schema: registrationManagementSchema,
     endpoints: { readOAuthClientRegistration: readClient, updateOAuthClientRegistration: updateClient, deleteOAuthClientRegistration: deleteClient },
-    hooks: { before: [refuseUnknownPublicClient], after: [answerManagementCredentials, recordUse] },
+    hooks: { after: [answerManagementCredentials, answerUnknownPublicClient, recordUse] },
   } satisfies BetterAuthPlugin;
 }

@@ -1,3 +1,5 @@
+import { isLoopbackIP } from "@better-auth/core/utils/host";
+import { isReverseDomainPrivateUseRedirectUri } from "@better-auth/core/utils/redirect-uri";
 import { checkClientMetadata } from "../registration-policy/index.js";
 
 /** The oauthClient row as better-auth's adapter reads it (lists parsed). */
@@ -86,26 +88,32 @@ const sameList = (a: unknown, b: unknown) => {
   return left.length === right.length && left.every((v, i) => v === right[i]);
 };
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** The exact loopback hosts a native client may use http on (RFC 8252 §7.3), as written in the URI. */
+const NATIVE_HTTP_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * The redirect rules of registration (oauth-provider's, RFC 8252 for native apps): absolute,
- * no fragment or credentials; web clients https on a non-loopback host; native clients https
- * on a non-loopback host, http on an exact loopback host, or a reverse-domain private scheme.
+ * The redirect rules of registration, for an RFC 7592 update: oauth-provider's
+ * `validateClientRedirectUri` (not exported) over the same @better-auth/core predicates, so a
+ * PUT accepts exactly what a registration would (tests/registration-management.test.ts
+ * compares the two). Absolute, no fragment or credentials; web clients https on a
+ * non-loopback host; native clients that too, http on an exact loopback host (as written, not
+ * as normalised: `127.1` is not `127.0.0.1`), or a reverse-domain private-use scheme without an
+ * authority (RFC 8252 §7.1).
  */
 export function redirectUriProblem(uri: unknown, applicationType: string | null | undefined): string | null {
   if (typeof uri !== "string" || uri.length > 2048) return "must be a string of at most 2048 characters";
   const url = URL.parse(uri);
   if (!url) return "must be an absolute URI";
   if (uri.includes("#") || url.username || url.password) return "must not include credentials or a fragment";
-  const loopback = LOOPBACK_HOSTS.has(url.hostname);
+  if (/^localhost\.+$/i.test(url.hostname)) return "must not end localhost with dots";
+  const loopback = isLoopbackIP(url.hostname) || url.hostname === "localhost";
   if (url.protocol === "https:") return loopback ? "must not be https on a loopback host" : null;
-  if (applicationType !== "native") return "must be https (web client)";
-  if (url.protocol === "http:") return loopback ? null : "may be http only on localhost, 127.0.0.1 or [::1]";
-  const scheme = url.protocol.slice(0, -1);
-  if (["javascript", "data", "file", "vbscript", "blob", "about"].includes(scheme) || !/^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$/.test(scheme) || uri.startsWith(`${scheme}://`)) {
-    return "a private-use scheme must be a reverse domain name without an authority (RFC 8252 §7.1)";
+  if (applicationType !== "native") return "must be https on a non-loopback host (web client)";
+  if (url.protocol === "http:") {
+    const written = /^http:\/\/(\[[^\]]*\]|[^/?#:]*)/i.exec(uri)?.[1]?.toLowerCase();
+    return written && NATIVE_HTTP_HOSTS.has(written) ? null : "may be http only on localhost, 127.0.0.1 or [::1]";
   }
+  if (!isReverseDomainPrivateUseRedirectUri(url)) return "a private-use scheme must be a reverse domain name without an authority (RFC 8252 §7.1)";
   return null;
 }
 

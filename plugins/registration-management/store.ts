@@ -39,8 +39,10 @@ export async function checkRegistrationToken(db: Kysely<any>, clientId: string, 
   return stored.length === given.length && timingSafeEqual(stored, given);
 }
 
-/** Marks the client used at `now` (a token was issued to it), at most once per `everyMs`. */
-export async function touchClient(db: Kysely<any>, clientId: string, now = new Date(), everyMs = 60 * 60 * 1000): Promise<void> {
+const HOUR = 60 * 60 * 1000;
+
+/** Marks the client used at `now` (a token was issued to it), unless the stored mark is newer than `everyMs`. */
+export async function touchClient(db: Kysely<any>, clientId: string, now = new Date(), everyMs = HOUR): Promise<void> {
   const stale = new Date(now.getTime() - everyMs);
   await db
     .updateTable("oauthClientRegistration")
@@ -48,6 +50,35 @@ export async function touchClient(db: Kysely<any>, clientId: string, now = new D
     .where("clientId", "=", clientId)
     .where((eb) => eb.or([eb("lastUsedAt", "is", null), eb("lastUsedAt", "<", stale)]))
     .execute();
+}
+
+/**
+ * `touchClient` at most once per client per `everyMs` in this process, so a token request is
+ * not a write (nor a statement) each time: the mark only needs hourly precision against a TTL
+ * of days (ANONYMOUS_CLIENT_TTL_DAYS). Each instance keeps its own memory, and the statement's
+ * own condition keeps several instances from rewriting a fresh mark. A client is remembered
+ * before its statement runs (concurrent requests send one) and forgotten if it fails (the next
+ * request tries again). At most `maxClients` are remembered; the oldest entry goes first.
+ * Answers whether the statement was sent.
+ */
+export function clientUseRecorder(db: Kysely<any>, options: { everyMs?: number; maxClients?: number } = {}) {
+  const everyMs = options.everyMs ?? HOUR;
+  const maxClients = options.maxClients ?? 10_000;
+  const touched = new Map<string, number>();
+  return async (clientId: string, now = new Date()): Promise<boolean> => {
+    const last = touched.get(clientId);
+    if (last !== undefined && now.getTime() - last < everyMs) return false;
+    touched.delete(clientId);
+    if (touched.size >= maxClients) touched.delete(touched.keys().next().value!);
+    touched.set(clientId, now.getTime());
+    try {
+      await touchClient(db, clientId, now, everyMs);
+    } catch (err) {
+      if (touched.get(clientId) === now.getTime()) touched.delete(clientId);
+      throw err;
+    }
+    return true;
+  };
 }
 
 /**
