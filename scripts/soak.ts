@@ -5,10 +5,11 @@
  * every second. Exits 1 when any request failed or the RSS grew by 10% or more after warm-up.
  *
  * The traffic, one operation at a time at a fixed rate (open loop: an operation starts on
- * schedule whether or not earlier ones have finished), in a repeating mix of eleven:
+ * schedule whether or not earlier ones have finished), in a repeating mix of ten:
  * userinfo ×3, introspection ×3, refresh grant ×2, key sign-in (Bitcoin-Auth, many distinct
- * keys in turn), authorization code flow (authorize + token, PKCE S256; two requests), backup
- * sync (POST /api/backup/sync signed by a key). Each refresh token is used once: a pool holds
+ * keys in turn), authorization code flow (authorize + token, PKCE S256; two requests); beside
+ * it, every 4 s, a backup sync (POST /api/backup/sync signed by a key: the spec limits it to
+ * 20 a minute per address, and the soak sends from one). Each refresh token is used once: a pool holds
  * the live ones, every code flow adds a chain. A request counts as failed on a status other
  * than the route's success, a body that fails the route's check, a network error, or no
  * answer within 10 s.
@@ -217,7 +218,12 @@ async function database(): Promise<{ url: string; drop?: () => Promise<void> }> 
 
 type Operation = "userinfo" | "introspect" | "refresh" | "key-sign-in" | "authorize+token" | "backup-sync";
 /** The repeating mix, one operation per tick. */
-const MIX: Operation[] = ["userinfo", "introspect", "refresh", "key-sign-in", "userinfo", "introspect", "authorize+token", "refresh", "backup-sync", "userinfo", "introspect"];
+const MIX: Operation[] = ["userinfo", "introspect", "refresh", "key-sign-in", "userinfo", "introspect", "authorize+token", "refresh", "userinfo", "introspect"];
+/**
+ * Backup sync comes from one address here, and the spec limits it to 20 a minute per address:
+ * it runs every 4 s beside the mix (15 a minute), whatever SOAK_RATE is.
+ */
+const SYNC_PERIOD_SECONDS = 4;
 /** The routes reported, in order (an authorization code flow is two of them). */
 const ROUTES = ["key-sign-in", "authorize", "consent", "token (code)", "refresh", "userinfo", "introspect", "backup-sync"];
 
@@ -414,17 +420,22 @@ async function main() {
     }, 1000);
     const inFlight = new Set<Promise<void>>();
     const total = Math.round(seconds * rate);
+    const syncEvery = Math.max(1, Math.round(rate * SYNC_PERIOD_SECONDS));
     for (let i = 0; i < total; i++) {
       const due = (i * 1000) / rate;
       const wait = due - (performance.now() - began);
       if (wait > 0) await new Promise((ok) => setTimeout(ok, wait));
       recorder.measuring = elapsed() >= warmup;
-      const run = operations[MIX[i % MIX.length]!]().catch((err) => {
-        if (err instanceof Refused) recorder.failed(err.route, err.why);
-        else recorder.failed("load generator", (err as Error).message.slice(0, 80));
-      });
-      inFlight.add(run);
-      void run.finally(() => inFlight.delete(run));
+      const dueOps: Operation[] = [MIX[i % MIX.length]!];
+      if (i % syncEvery === 0) dueOps.push("backup-sync");
+      for (const op of dueOps) {
+        const run = operations[op]().catch((err) => {
+          if (err instanceof Refused) recorder.failed(err.route, err.why);
+          else recorder.failed("load generator", (err as Error).message.slice(0, 80));
+        });
+        inFlight.add(run);
+        void run.finally(() => inFlight.delete(run));
+      }
     }
     await Promise.all(inFlight);
     clearInterval(sampler);
