@@ -14,8 +14,11 @@ export interface BrowserAsset {
   path: string;
   etag: string;
   body: Uint8Array<ArrayBuffer>;
-  gzip: Uint8Array<ArrayBuffer>;
-  br: Uint8Array<ArrayBuffer>;
+  /**
+   * The body compressed, made the first time a browser asks for that coding and kept: a page
+   * that only names the script's URL (the API reference's megabytes) never waits for it.
+   */
+  encoded(coding: "gzip" | "br"): Promise<Uint8Array<ArrayBuffer>>;
 }
 
 export const ASSETS_PATH = "/assets";
@@ -84,16 +87,25 @@ async function bundle(name: string, entry: string): Promise<BrowserAsset> {
   if (!output) throw new Error(`esbuild produced no output for ${name}`);
   const body = new Uint8Array(output.contents);
   const digest = createHash("sha256").update(body).digest();
-  const [gz, br] = await Promise.all([
-    promisify(gzip)(body, { level: 9 }),
-    promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: brotliQuality(body.length), [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-  ]);
+  const compress = {
+    gzip: () => promisify(gzip)(body, { level: 9 }),
+    br: () => promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: brotliQuality(body.length), [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  };
+  const encodings = new Map<"gzip" | "br", Promise<Uint8Array<ArrayBuffer>>>();
   return {
     path: `${ASSETS_PATH}/${name}.${digest.subarray(0, 8).toString("hex")}.js`,
     etag: `"${digest.toString("base64url")}"`,
     body,
-    gzip: new Uint8Array(gz),
-    br: new Uint8Array(br),
+    encoded(coding) {
+      let done = encodings.get(coding);
+      if (!done) {
+        done = compress[coding]().then((bytes) => new Uint8Array(bytes));
+        // A failed compression is tried again on the next request, not kept.
+        done.catch(() => encodings.delete(coding));
+        encodings.set(coding, done);
+      }
+      return done;
+    },
   };
 }
 
@@ -138,8 +150,8 @@ export function assetRoutes() {
     const match = c.req.header("if-none-match");
     if (match && match.split(",").some((tag) => tag.trim().replace(/^W\//, "") === asset.etag)) return c.body(null, 304, headers);
     const encoding = c.req.header("accept-encoding");
-    if (accepts(encoding, "br")) return c.body(asset.br, 200, { ...headers, "content-encoding": "br" });
-    if (accepts(encoding, "gzip")) return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    if (accepts(encoding, "br")) return c.body(await asset.encoded("br"), 200, { ...headers, "content-encoding": "br" });
+    if (accepts(encoding, "gzip")) return c.body(await asset.encoded("gzip"), 200, { ...headers, "content-encoding": "gzip" });
     return c.body(asset.body, 200, headers);
   });
   return app;
