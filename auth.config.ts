@@ -15,6 +15,7 @@ import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail, revokeUserOAuthTokens } from "./plugins/account-email/index.js";
 import { accountResponses } from "./plugins/account-responses/index.js";
+import { defaultScopePlugin } from "./plugins/default-scope/index.js";
 import { claimsPolicy } from "./plugins/claims-policy/index.js";
 import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
@@ -249,6 +250,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       rpInitiatedLogout(),
       tokenRevocation(),
       claimsPolicy(),
+      // An authorization request without `scope` asks for sign-in and profile, not all the client registered.
+      defaultScopePlugin(),
       memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
       keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),

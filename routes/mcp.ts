@@ -22,8 +22,8 @@ export interface McpDeps extends RouteDeps {
   tokens: ResourceTokenVerifier;
 }
 
-/** The scopes an MCP client is told to ask for (RFC 9728 `scopes_supported`). */
-export const MCP_SCOPES = ["openid", "profile", "offline_access"] as const;
+/** The scopes an MCP client is told to ask for (RFC 9728 `scopes_supported`): its tools' (routes/mcp-tools.ts), sign-in and refresh. */
+export const MCP_SCOPES = ["openid", "profile", "backup:read", "offline_access"] as const;
 
 export const mcpResource = (authUrl: string) => `${authUrl}${MCP_PATH}`;
 /** RFC 9728 §3.1: the well-known name inserted between the host and the resource's path (`/.well-known/oauth-protected-resource/idp/mcp` under a path issuer). */
@@ -60,11 +60,11 @@ async function handle(c: Context<RouteEnv<McpDeps>>) {
   if (!token) return unauthorized(authUrl, "An access token for this resource is required.", false);
   const claims = await tokens.verify(token);
   if (!claims) return unauthorized(authUrl, "The access token is not one issued for this resource, or it has expired.", true);
-  const server = mcpServer(db, { userId: claims.sub, bapId: typeof claims.bap_id === "string" ? claims.bap_id : null });
+  const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
+  const server = mcpServer(db, { userId: claims.sub, bapId: typeof claims.bap_id === "string" ? claims.bap_id : null, scopes });
   // Stateless: one server and transport per request, JSON answers (no SSE stream to keep open).
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
   const res = await transport.handleRequest(c.req.raw, {
     authInfo: { token, clientId: claims.client_id ?? "", scopes, expiresAt: claims.exp, resource: new URL(mcpResource(authUrl)) },
   });

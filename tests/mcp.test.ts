@@ -14,14 +14,14 @@ const resourceOf = (target: TestServer) => `${target.url}/mcp`;
 const metadataUrlOf = (target: TestServer) => `${target.url}/.well-known/oauth-protected-resource/mcp`;
 
 /** Sign up, register a client, authorize and exchange the code, with `resource` at both steps unless told. */
-async function codeFlow(target: TestServer, opts: { resource?: string | null; confidential?: boolean } = {}) {
+async function codeFlow(target: TestServer, opts: { resource?: string | null; confidential?: boolean; scope?: string } = {}) {
   const person = await signUp(target);
   const client = await registerClient(target, opts.confidential ? { application_type: "web", redirect_uris: [WEB_REDIRECT], token_endpoint_auth_method: "client_secret_basic" } : {});
   const redirectUri = opts.confidential ? WEB_REDIRECT : REDIRECT;
   const resource = opts.resource === undefined ? resourceOf(target) : opts.resource;
   const extra: Record<string, string> = resource ? { resource } : {};
   const { verifier, challenge } = pkce();
-  const auth = await authorize(target, { clientId: client.client_id, cookie: person.cookie, challenge, redirectUri, scope: "openid profile offline_access", extra });
+  const auth = await authorize(target, { clientId: client.client_id, cookie: person.cookie, challenge, redirectUri, scope: opts.scope ?? "openid profile backup:read offline_access", extra });
   expect(auth.code).toBeTruthy();
   const basic: Record<string, string> = opts.confidential ? { authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64")}` } : {};
   const form: Record<string, string> = { grant_type: "authorization_code", code: auth.code!, redirect_uri: redirectUri, code_verifier: verifier, ...(opts.confidential ? {} : { client_id: client.client_id }), ...extra };
@@ -77,6 +77,30 @@ describe("our MCP server as a protected resource", () => {
       expect(backup.structuredContent).toMatchObject({ hasBackup: false, userId: person.user.id, bapId: id.bapId });
     } finally {
       await client.close();
+    }
+  });
+
+  it("offers only the tools the token's scopes cover", async () => {
+    const { accessToken } = await codeFlow(server, { scope: "openid profile" });
+    const { client, transport } = mcpClient(server, accessToken);
+    await client.connect(transport);
+    try {
+      const tools = await client.listTools();
+      expect(tools.tools.map((t) => t.name).sort()).toEqual(["list_authorized_apps", "list_bap_identities"]);
+      // Not listed, and not callable either: backup status needs backup:read.
+      const backup = await client.callTool({ name: "backup_status", arguments: {} }).catch((err: Error) => ({ isError: true, thrown: err.message }));
+      expect(backup.isError).toBe(true);
+      expect(JSON.stringify(backup)).not.toContain("hasBackup");
+    } finally {
+      await client.close();
+    }
+    const none = await codeFlow(server, { scope: "openid" });
+    const bare = mcpClient(server, none.accessToken);
+    await bare.client.connect(bare.transport);
+    try {
+      expect((await bare.client.listTools()).tools).toEqual([]);
+    } finally {
+      await bare.client.close();
     }
   });
 
