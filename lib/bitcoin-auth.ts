@@ -170,7 +170,11 @@ export function bitcoinAuthPolicy(replay: ReplayCache, settings: { authUrl: stri
  */
 function namesThisRequest(tokenPath: string, requestPath: string, policy: BitcoinAuthPolicy): boolean {
   if (policy.origin && tokenPath === policy.origin + requestPath) return true;
-  return !policy.requireHostBinding && tokenPath === requestPath;
+  if (policy.requireHostBinding) return false;
+  // Under an issuer with a path the client requests (and signs) `/idp/api/...`, which the app
+  // sees as `/api/...` (lib/path-prefix.ts): the public path names this request too.
+  const prefix = policy.origin ? new URL(policy.origin).pathname.replace(/\/+$/, "") : "";
+  return tokenPath === requestPath || (prefix !== "" && tokenPath === prefix + requestPath);
 }
 
 export async function verifyBitcoinAuthToken(

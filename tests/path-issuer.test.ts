@@ -147,3 +147,24 @@ describe("an issuer with a path (AUTH_URL=http://host/idp)", () => {
     expect(info.email).toBe(person.email);
   });
 });
+
+describe("Bitcoin-Auth under an issuer with a path", () => {
+  it("accepts a token signed over the public path the client requested (/idp/api/...), and the inner path", async () => {
+    const { newIdentity, signRequest } = await import("./helpers/bap.js");
+    const server = pathed;
+    const prefix = new URL(server.url).pathname;
+    const id = newIdentity();
+    const up = JSON.stringify({ bapId: id.bapId, intent: "sign-up" });
+    const signedUp = () => signRequest(id.key, `${prefix}/api/auth/sign-up/sigma`, up);
+    const enrolled = await server.api("/api/auth/sign-up/sigma", { body: up, headers: { "x-auth-token": signedUp(), "x-sigma-enrollment-proof": signedUp() } });
+    expect(enrolled.status, enrolled.text).toBe(200);
+    const body = JSON.stringify({ bapId: id.bapId });
+    for (const path of [`${prefix}/api/auth/sign-in/sigma`, "/api/auth/sign-in/sigma"]) {
+      const res = await server.api("/api/auth/sign-in/sigma", { body, headers: { "x-auth-token": signRequest(id.key, path, body) } });
+      expect(res.status, `${path}: ${res.text}`).toBe(200);
+    }
+    // Another prefix is another service: refused.
+    const other = await server.api("/api/auth/sign-in/sigma", { body, headers: { "x-auth-token": signRequest(id.key, `/other/api/auth/sign-in/sigma`, body) } });
+    expect(other.status).toBe(401);
+  });
+});
