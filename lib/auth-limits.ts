@@ -174,8 +174,10 @@ export function limitAuthHandler(handler: (req: Request) => Promise<Response>, l
     const hasSession = Boolean(sessionCookieOf(req) ?? bearerOf(req));
     const limit = limitOf(path, keyRoutes, hasSession);
     if (!CREDENTIAL_LIMITS.has(limit)) return { before: [{ limit, key: address }] };
-    // Key sign-in keeps a high ceiling per address besides its count per key.
-    const before: Count[] = limit === "keySignIn" ? [{ limit: "keySignInAddress", key: address }] : [];
+    // Key sign-in keeps a high ceiling per address besides its count per key; so do sessions,
+    // whose token is counted before better-auth checks it (a wrong one is no failure there).
+    const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" ? "sessionAddress" : null;
+    const before: Count[] = ceiling ? [{ limit: ceiling, key: address }] : [];
     // No credential at all: counted per address at the credential's budget (it is bound to fail).
     const key = (await credentialOf(req, limit as CredentialLimit)) ?? `ip:${address}`;
     return { before, credential: { limit, key } };

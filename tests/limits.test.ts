@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enrolKey, keySignIn, newIdentity } from "./helpers/bap.js";
 import { useTestServer } from "./helpers/fixtures.js";
@@ -178,5 +179,21 @@ describe.runIf(process.env.TEST_REDIS_URL)("two instances on one Redis", () => {
     expect((await enrolKey(c, id)).status).toBe(200);
     const statuses = [(await keySignIn(d, id)).status, (await keySignIn(c, id)).status, (await keySignIn(d, id)).status, (await keySignIn(c, id)).status];
     expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});
+
+describe("sessions", () => {
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", SESSION_IP_RATE_LIMIT: "30" });
+
+  it("a made-up session on each request does not escape the per-address ceiling", { timeout: 30_000 }, async () => {
+    const ip = uniqueClientIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 35; i++) {
+      const cookie = `better-auth.session_token=${randomUUID()}.${randomUUID()}`;
+      statuses.push((await server.api("/api/auth/get-session", { cookie, headers: { "x-forwarded-for": ip } })).status);
+    }
+    expect(countOf(statuses)).toEqual({ 200: 30, 429: 5 });
+    // Another address is not affected.
+    expect((await server.api("/api/auth/get-session", { headers: { "x-forwarded-for": uniqueClientIp() }, cookie: `better-auth.session_token=${randomUUID()}.x` })).status).toBe(200);
   });
 });
