@@ -151,6 +151,8 @@ function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase
  */
 interface Unit {
   open: boolean;
+  /** A statement of the unit failed (and was caught): PostgreSQL would answer its COMMIT with a rollback. */
+  failed?: unknown;
   conn?: Promise<DatabaseConnection>;
   finish?: (commit: boolean) => Promise<void>;
 }
@@ -169,6 +171,12 @@ function atomicallyOn(units: AsyncLocalStorage<Unit>): Database["atomically"] {
     } catch (err) {
       await end(false).catch(() => {});
       throw err;
+    }
+    // A caught failure leaves a PostgreSQL transaction aborted, and its COMMIT rolls back in
+    // silence: never answer as if it had been kept.
+    if (unit.failed !== undefined && keep(result)) {
+      await end(false).catch(() => {});
+      throw unit.failed;
     }
     await end(keep(result));
     return result;
@@ -260,7 +268,14 @@ function withConnectionRules(dialect: Dialect, units: AsyncLocalStorage<Unit>, b
       // connection of its own; a write, a transaction, and anything after them, on the unit's.
       const standIn = (unit: Unit): DatabaseConnection => ({
         async executeQuery(query) {
-          if (unit.open && (unit.conn || !isRead(query))) return (await held(unit)).executeQuery(query);
+          if (unit.open && (unit.conn || !isRead(query))) {
+            try {
+              return await (await held(unit)).executeQuery(query);
+            } catch (err) {
+              unit.failed = err;
+              throw err;
+            }
+          }
           const conn = await acquire();
           try {
             return await conn.executeQuery(query);
@@ -276,7 +291,6 @@ function withConnectionRules(dialect: Dialect, units: AsyncLocalStorage<Unit>, b
       driver.acquireConnection = async () => {
         const unit = units.getStore();
         if (!unit?.open) return acquire();
-        if (unit.conn) return unit.conn;
         const conn = standIn(unit);
         standIns.set(conn, unit);
         return conn;
@@ -308,7 +322,11 @@ function withConnectionRules(dialect: Dialect, units: AsyncLocalStorage<Unit>, b
       driver.rollbackTransaction = async (conn) => {
         const target = await inner(conn);
         const name = pinned.get(target)?.pop();
-        return name ? savepoint(target, `rollback to savepoint ${name}`) : rollback(target);
+        if (!name) return rollback(target);
+        await savepoint(target, `rollback to savepoint ${name}`);
+        // Rolled back to before the failure: the unit's transaction is usable again.
+        const unit = standIns.get(conn);
+        if (unit) unit.failed = undefined;
       };
       return driver;
     },

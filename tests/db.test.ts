@@ -144,6 +144,20 @@ describe("Database.atomically (one transaction on one connection)", () => {
     await database.close();
   });
 
+  it("a statement that failed inside it, even if caught, rolls the whole unit back and is thrown", async () => {
+    const { database, names } = await fresh();
+    await database.db.insertInto("item").values({ id: 1, name: "first" }).execute();
+    await expect(
+      database.atomically(async () => {
+        await database.db.insertInto("item").values({ id: 2, name: "second" }).execute();
+        await database.db.insertInto("item").values({ id: 1, name: "clash" }).execute().catch(() => {});
+        return 200;
+      }),
+    ).rejects.toThrow();
+    expect(await names()).toEqual(["first"]);
+    await database.close();
+  });
+
   it("runs a transaction inside it as a savepoint, and other requests' queries wait for it instead of deadlocking", async () => {
     const { database, names, add } = await fresh();
     let outside: Promise<string[]> | undefined;
