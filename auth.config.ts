@@ -5,6 +5,7 @@ import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins
 import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
+import { withAtomicRefresh } from "./lib/atomic-refresh.js";
 import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { issuerPath } from "./lib/path-prefix.js";
@@ -308,7 +309,9 @@ export function createAuth(deps: AuthDeps) {
   assertUniqueEndpointKeys(options.plugins);
   const auth = betterAuth(options);
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
-  const handler = limitAuthHandler(auth.handler, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName });
+  // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
+  const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
+  const handler = limitAuthHandler(atomic, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName });
   return { ...auth, handler, fetch: handler };
 }
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,5 +106,83 @@ describe("booleans and dates in our queries", () => {
       await server.db.updateTable("user").set({ emailVerified: 0, updatedAt: "2031-01-01T00:00:00.000Z" }).where("id", "=", user.id).execute();
       expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 0, d: "text", u: "2031-01-01T00:00:00.000Z" });
     }
+  });
+});
+
+describe("Database.atomically (one transaction on one connection)", () => {
+  async function fresh() {
+    const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+    dirs.push(dir);
+    const database = createDb({ kind: "sqlite", file: join(dir, "t.sqlite") });
+    await sql`create table item (id integer primary key, name text not null)`.execute(database.db);
+    const names = async () => (await database.db.selectFrom("item").select("name").orderBy("id").execute()).map((r) => r.name);
+    const add = (name: string) => database.db.insertInto("item").values({ name }).execute();
+    return { database, names, add };
+  }
+
+  it("keeps every write when it succeeds, none when it throws half-way or the answer is not kept", async () => {
+    const { database, names, add } = await fresh();
+    await database.atomically(async () => {
+      await add("a");
+      await add("b");
+    });
+    await expect(
+      database.atomically(async () => {
+        await add("c");
+        throw new Error("cut half-way");
+      }),
+    ).rejects.toThrow("cut half-way");
+    const answer = await database.atomically(
+      async () => {
+        await add("d");
+        return 503;
+      },
+      (status) => status < 500,
+    );
+    expect(answer).toBe(503);
+    expect(await names()).toEqual(["a", "b"]);
+    await database.close();
+  });
+
+  it("a statement that failed inside it, even if caught, rolls the whole unit back and is thrown", async () => {
+    const { database, names } = await fresh();
+    await database.db.insertInto("item").values({ id: 1, name: "first" }).execute();
+    await expect(
+      database.atomically(async () => {
+        await database.db.insertInto("item").values({ id: 2, name: "second" }).execute();
+        await database.db.insertInto("item").values({ id: 1, name: "clash" }).execute().catch(() => {});
+        return 200;
+      }),
+    ).rejects.toThrow();
+    expect(await names()).toEqual(["first"]);
+    await database.close();
+  });
+
+  it("runs a transaction inside it as a savepoint, and other requests' queries wait for it instead of deadlocking", async () => {
+    const { database, names, add } = await fresh();
+    let outside: Promise<string[]> | undefined;
+    // Runs a function in the async context of this line: outside the unit, like another request.
+    const elsewhere = AsyncLocalStorage.snapshot();
+    await database.atomically(async () => {
+      // Reads before the first write hold no connection: work of another request that reads,
+      // awaited here, is not stuck behind the unit.
+      expect(await names()).toEqual([]);
+      expect(await elsewhere(() => names())).toEqual([]);
+      await add("outer");
+      await expect(
+        database.db.transaction().execute(async (trx) => {
+          await trx.insertInto("item").values({ name: "inner, rolled back" }).execute();
+          throw new Error("inner");
+        }),
+      ).rejects.toThrow("inner");
+      await database.db.transaction().execute((trx) => trx.insertInto("item").values({ name: "inner" }).execute());
+      // Another async context (another request) queues for the single SQLite connection.
+      outside = elsewhere(() => names());
+      await new Promise((r) => setTimeout(r, 20));
+      await Promise.all([add("parallel 1"), add("parallel 2")]);
+    });
+    // The other request saw the unit's writes only once it committed.
+    expect(await outside).toEqual(["outer", "inner", "parallel 1", "parallel 2"]);
+    await database.close();
   });
 });

@@ -47,4 +47,13 @@ describe("authorization code + PKCE", () => {
     expect(newer.status).toBe(400);
     expect(newer.json.error).toBe("invalid_grant");
   });
+
+  it("a refresh token sent twice at once rotates once: one answer has new tokens, the other is invalid_grant", async () => {
+    const { client, tokens } = await fullCodeFlow(server);
+    const params = { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: client.client_id };
+    const answers = await Promise.all([token(server, params), token(server, params)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect(answers.find((a) => a.status === 400)!.json.error).toBe("invalid_grant");
+    expect(answers.find((a) => a.status === 200)!.json.refresh_token).not.toBe(tokens.json.refresh_token);
+  });
 });
