@@ -311,7 +311,7 @@ export function createAuth(deps: AuthDeps) {
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
   // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
   const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
-  const handler = limitAuthHandler(atomic, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName });
+  const handler = limitAuthHandler(atomic, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName, secret: deps.config.secret });
   return { ...auth, handler, fetch: handler };
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { parseAuthToken } from "bitcoin-auth";
 import type { LimitName } from "./limits.js";
 import type { LimitResult, Limiters } from "./rate-limit.js";
@@ -64,12 +64,28 @@ function bearerOf(req: Request): string | undefined {
   return header && /^bearer /i.test(header) ? header.slice(7).trim() || undefined : undefined;
 }
 
-/** The session token of better-auth's cookie (`<token>.<signature>`), or undefined. */
-function sessionCookieOf(req: Request): string | undefined {
+/**
+ * The session token of better-auth's cookie (`<token>.<signature>`, the signature Base64
+ * HMAC-SHA-256 of the token under the secret, as better-call signs it), only when the signature
+ * checks out: a made-up cookie is no session here, so it cannot pick a budget of its own.
+ */
+function signedSessionOf(req: Request, secret: string): string | undefined {
   const cookie = req.headers.get("cookie");
   if (!cookie) return undefined;
-  const match = /(?:^|;\s*)(?:__Secure-)?[\w-]+\.session_token=([^;.]+)/.exec(cookie);
-  return match?.[1];
+  const match = /(?:^|;\s*)(?:__Secure-)?[\w-]+\.session_token=([^;]+)/.exec(cookie);
+  if (!match) return undefined;
+  let value: string;
+  try {
+    value = decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+  const dot = value.lastIndexOf(".");
+  if (dot < 1) return undefined;
+  const token = value.slice(0, dot);
+  const given = Buffer.from(value.slice(dot + 1), "base64");
+  const expected = createHmac("sha256", secret).update(token).digest();
+  return given.length === expected.length && timingSafeEqual(given, expected) ? token : undefined;
 }
 
 /** RFC 6749 §2.3.1: the client_id of Basic credentials, else of the form or JSON body. */
@@ -107,7 +123,7 @@ function agentOf(token: string): string | undefined {
 }
 
 /** The credential a request presents for a per-credential limit, or undefined when it has none. */
-async function credentialOf(req: Request, limit: CredentialLimit): Promise<string | undefined> {
+async function credentialOf(req: Request, limit: CredentialLimit, secret: string): Promise<string | undefined> {
   const bearer = bearerOf(req);
   switch (limit) {
     case "client": {
@@ -126,7 +142,7 @@ async function credentialOf(req: Request, limit: CredentialLimit): Promise<strin
       return pubkey ? `key:${pubkey}` : undefined;
     }
     case "session": {
-      const session = sessionCookieOf(req) ?? bearer;
+      const session = signedSessionOf(req, secret) ?? bearer;
       return session ? `session:${digest(session)}` : undefined;
     }
   }
@@ -161,6 +177,8 @@ export interface AuthLimitOptions {
   basePath: string;
   /** Key sign-in's service name: /sign-in/<name> and /sign-up/<name> are limited per key. */
   keyServiceName: string;
+  /** better-auth's secret: a session cookie counts as a session only with a valid signature. */
+  secret: string;
 }
 
 /** better-auth's request handler with the limits applied; the handler itself when limits are off. */
@@ -171,15 +189,17 @@ export function limitAuthHandler(handler: (req: Request) => Promise<Response>, l
   async function planOf(req: Request, address: string): Promise<Plan> {
     const pathname = new URL(req.url).pathname;
     const path = pathname.startsWith(options.basePath) ? pathname.slice(options.basePath.length).replace(/\/+$/, "") : pathname;
-    const hasSession = Boolean(sessionCookieOf(req) ?? bearerOf(req));
+    const cookieSession = signedSessionOf(req, options.secret);
+    const hasSession = Boolean(cookieSession ?? bearerOf(req));
     const limit = limitOf(path, keyRoutes, hasSession);
     if (!CREDENTIAL_LIMITS.has(limit)) return { before: [{ limit, key: address }] };
-    // Key sign-in keeps a high ceiling per address besides its count per key; so do sessions,
-    // whose token is counted before better-auth checks it (a wrong one is no failure there).
-    const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" ? "sessionAddress" : null;
+    // Key sign-in keeps a high ceiling per address besides its count per key; so does a session
+    // presented as a bearer token, which is counted before better-auth checks it (a made-up one
+    // is no failure there). A cookie's signature is checked here, so a signed one needs none.
+    const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" && !cookieSession ? "sessionAddress" : null;
     const before: Count[] = ceiling ? [{ limit: ceiling, key: address }] : [];
     // No credential at all: counted per address at the credential's budget (it is bound to fail).
-    const key = (await credentialOf(req, limit as CredentialLimit)) ?? `ip:${address}`;
+    const key = (await credentialOf(req, limit as CredentialLimit, options.secret)) ?? `ip:${address}`;
     return { before, credential: { limit, key } };
   }
 

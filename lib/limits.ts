@@ -54,7 +54,7 @@ export const LIMITS = {
   session: { key: "session", points: 5000, windowSeconds: 1, setting: "SESSION_RATE_LIMIT", where: "any other /api/auth route called with a session (cookie or bearer), per session" },
   sessionAddress: {
     key: "ip", points: 6000, windowSeconds: 60, setting: "SESSION_IP_RATE_LIMIT",
-    where: "the same routes, per client address: a ceiling, since a session is counted before it is checked (a made-up cookie on each request would otherwise escape `anonymous`)",
+    where: "the same routes called with a bearer session, per client address: a ceiling, since a bearer token is counted before it is checked (a signed cookie is checked first and needs none)",
   },
   keySignIn: { key: "key", points: 10, windowSeconds: 60, setting: "KEY_SIGN_IN_RATE_LIMIT", where: "key sign-in and key sign-up (/sign-in/<SIGMA_SERVICE_NAME>, /sign-up/<...>), per public key" },
   keySignInAddress: { key: "ip", points: 1000, windowSeconds: 60, setting: "KEY_SIGN_IN_IP_RATE_LIMIT", where: "the same routes, per client address: a ceiling for a whole fleet behind one NAT" },

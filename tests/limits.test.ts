@@ -183,17 +183,28 @@ describe.runIf(process.env.TEST_REDIS_URL)("two instances on one Redis", () => {
 });
 
 describe("sessions", () => {
-  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", SESSION_IP_RATE_LIMIT: "30" });
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", SESSION_IP_RATE_LIMIT: "30", ANONYMOUS_RATE_LIMIT: "40" });
+  const getSession = (ip: string, init: { cookie?: string; bearer?: string }) =>
+    server.api("/api/auth/get-session", { cookie: init.cookie, headers: { "x-forwarded-for": ip, ...(init.bearer ? { authorization: `Bearer ${init.bearer}` } : {}) } });
 
-  it("a made-up session on each request does not escape the per-address ceiling", { timeout: 30_000 }, async () => {
+  it("a made-up session on each request does not escape the per-address limits", { timeout: 30_000 }, async () => {
+    // Made-up cookies fail the signature check: anonymous, 40 a minute per address.
+    const byCookie = uniqueClientIp();
+    const cookies: number[] = [];
+    for (let i = 0; i < 45; i++) cookies.push((await getSession(byCookie, { cookie: `better-auth.session_token=${randomUUID()}.${Buffer.alloc(32, i).toString("base64")}` })).status);
+    expect(countOf(cookies)).toEqual({ 200: 40, 429: 5 });
+    // Made-up bearer tokens cannot be checked before better-auth: the session ceiling, 30 a minute per address.
+    const byBearer = uniqueClientIp();
+    const bearers: number[] = [];
+    for (let i = 0; i < 35; i++) bearers.push((await getSession(byBearer, { bearer: randomUUID() })).status);
+    expect(countOf(bearers)).toEqual({ 200: 30, 429: 5 });
+  });
+
+  it("a real session cookie is counted per session, not per address", { timeout: 30_000 }, async () => {
+    const person = await signUp(server);
     const ip = uniqueClientIp();
     const statuses: number[] = [];
-    for (let i = 0; i < 35; i++) {
-      const cookie = `better-auth.session_token=${randomUUID()}.${randomUUID()}`;
-      statuses.push((await server.api("/api/auth/get-session", { cookie, headers: { "x-forwarded-for": ip } })).status);
-    }
-    expect(countOf(statuses)).toEqual({ 200: 30, 429: 5 });
-    // Another address is not affected.
-    expect((await server.api("/api/auth/get-session", { headers: { "x-forwarded-for": uniqueClientIp() }, cookie: `better-auth.session_token=${randomUUID()}.x` })).status).toBe(200);
+    for (let i = 0; i < 60; i++) statuses.push((await getSession(ip, { cookie: person.cookie })).status);
+    expect(countOf(statuses)).toEqual({ 200: 60 });
   });
 });
