@@ -31,7 +31,7 @@ import { healthRoutes, type HealthDeps } from "./routes/health.js";
 import { certificateTypeRoutes } from "./routes/certificate-types.js";
 import { llmsTxtRoutes } from "./routes/llms-txt.js";
 import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
-import { apiReferenceRoutes, openapiDocumentRoutes } from "./routes/openapi.js";
+import { apiReferenceRoutes, openapiDocumentRoutes } from "./openapi/routes.js";
 import { certificateRoutes } from "./routes/certificates.js";
 import { mutualAuthRoutes } from "./routes/mutual-auth.js";
 import { walletBindingRoutes } from "./routes/wallet-binding.js";

@@ -8,6 +8,7 @@ import { PROBLEM_CODES } from "../lib/problem-codes.js";
 import { readJson, readQuery } from "../lib/validate.js";
 import { listRegistrations, registrationRecord } from "../plugins/bap-identity/registrations.js";
 import * as identities from "../plugins/bap-identity/store.js";
+import { removeBapIdentityKeepingAWayIn } from "../plugins/sign-in-methods/index.js";
 import { noStore, signedIn } from "./middleware.js";
 import { BapId, ByBapId, Pubkey, publicRecord, writeQuota, type ProfileEnv } from "./profile.js";
 
@@ -105,7 +106,7 @@ async function confirm(c: Ctx) {
 async function remove(c: Ctx) {
   const { db, auth } = c.var.deps;
   const { bapId } = readQuery(c, ByBapId);
-  const result = await identities.removeBapIdentity(db, auth.$context, c.var.session.user.id, bapId);
+  const result = await removeBapIdentityKeepingAWayIn(db, auth.$context, c.var.session.user.id, bapId);
   if (result === "not-found") throw noSuchIdentity();
   if (result === "last-sign-in-method") throw problem(PROBLEM_CODES.LAST_SIGN_IN_METHOD);
   return c.json({ status: "OK" });

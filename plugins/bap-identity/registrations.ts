@@ -1,9 +1,6 @@
 import type { Kysely } from "kysely";
 import { parseJsonOrNull } from "../../lib/json.js";
-import { listIdentities, type BapIdentity } from "./store.js";
-
-/** Suspended by a mailbox proof (./mailbox-proof.ts) and not confirmed since. */
-export const isSuspended = (row: { suspendedAt?: unknown }) => row.suspendedAt !== null && row.suspendedAt !== undefined;
+import { isSuspended, listIdentities, type BapIdentity } from "./store.js";
 
 /**
  * The spec's "BAP identity registration record", as the owner sees it. Shared by

@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Kysely, SelectQueryBuilder } from "kysely";
 import { rowReader } from "../../lib/db.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
-import { canRemoveOneBapIdentity, type SignInMethodsContext } from "../social/sign-in-methods.js";
-import { isSuspended } from "./registrations.js";
+
+/** Suspended by a mailbox proof (./mailbox-proof.ts) and not confirmed since. */
+export const isSuspended = (row: { suspendedAt?: unknown }) => row.suspendedAt !== null && row.suspendedAt !== undefined;
 
 /**
  * Every read and write of the `bapIdentity` table through our own Kysely queries: the API
@@ -237,15 +238,14 @@ export type RemoveResult = "removed" | "not-found" | "last-sign-in-method";
 
 /**
  * Removes one of the user's identities (its unpublished draft goes with it; recorded
- * publications stay, they describe a transaction on chain). An identity in force is not
- * removed when it is the last way to sign in (plugins/social/sign-in-methods.ts counts the
- * password, linked accounts, passkeys and the other identities in force). A suspended identity is no way in, so
- * removing it is always allowed.
+ * publications stay, they describe a transaction on chain). An identity in force goes only when
+ * `mayRemoveInForce` agrees (plugins/sign-in-methods: it must not be the last way to sign in);
+ * a suspended identity is no way in, so removing it is always allowed.
  */
-export async function removeBapIdentity(db: Kysely<any>, context: PromiseLike<SignInMethodsContext>, userId: string, bapId: string): Promise<RemoveResult> {
+export async function removeBapIdentity(db: Kysely<any>, userId: string, bapId: string, mayRemoveInForce: () => Promise<boolean>): Promise<RemoveResult> {
   const row = await findOwnedIdentity(db, userId, bapId);
   if (!row) return "not-found";
-  if (!isSuspended(row) && !(await canRemoveOneBapIdentity(await context, db, userId))) return "last-sign-in-method";
+  if (!isSuspended(row) && !(await mayRemoveInForce())) return "last-sign-in-method";
   return db.transaction().execute(async (trx) => {
     const deleted = await trx.deleteFrom("bapIdentity").where("id", "=", row.id).where("userId", "=", userId).executeTakeFirst();
     if (!Number(deleted.numDeletedRows)) return "not-found" as const;

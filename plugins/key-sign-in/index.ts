@@ -4,7 +4,7 @@ import { setSessionCookie } from "better-auth/cookies";
 import type { Kysely } from "kysely";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
 import { addressOf, bapIdOfMemberKey, isBapId, isKeyAccountEmail, keyAccountEmail } from "../../lib/bap.js";
-import { isSuspended } from "../bap-identity/registrations.js";
+import { isSuspended } from "../bap-identity/store.js";
 import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../bap-identity/store.js";
 import { KEY_SIGN_IN_ERROR_CODES as CODES } from "./error-codes.js";
 

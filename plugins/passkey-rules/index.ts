@@ -3,10 +3,10 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import { hookOn } from "../hooks.js";
 import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
-import { remainingSignInMethods } from "../social/sign-in-methods.js";
+import { remainingSignInMethods } from "../sign-in-methods/index.js";
 
 /**
- * The "last way to sign in" rule (plugins/social) for passkeys: POST /passkey/delete-passkey
+ * The "last way to sign in" rule (plugins/sign-in-methods) for passkeys: POST /passkey/delete-passkey
  * refuses to remove a person's only passkey when nothing else lets them in (no password, no
  * account at a configured provider, no BAP identity).
  *

@@ -3,7 +3,7 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "./error-codes.js";
 import { idTokenNonceClaim } from "./id-token.js";
-import { remainingSignInMethods } from "./sign-in-methods.js";
+import { remainingSignInMethods } from "../sign-in-methods/index.js";
 
 /** Endpoints that accept a provider's ID token in `idToken{token, nonce, ...}`. */
 const ID_TOKEN_PATHS = new Set(["/sign-in/social", "/link-social"]);

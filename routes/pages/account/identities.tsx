@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { confirmBapIdentity, makePrimary, removeBapIdentity } from "../../../plugins/bap-identity/store.js";
+import { confirmBapIdentity, makePrimary } from "../../../plugins/bap-identity/store.js";
+import { removeBapIdentityKeepingAWayIn } from "../../../plugins/sign-in-methods/index.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
@@ -75,7 +76,7 @@ async function confirmIdentity(c: PageContext) {
 async function removeIdentity(c: PageContext) {
   const { db, auth } = c.var.page;
   const bapId = await bapIdOf(c);
-  const result = bapId ? await removeBapIdentity(db, auth.$context, c.var.session.user.id, bapId) : "not-found";
+  const result = bapId ? await removeBapIdentityKeepingAWayIn(db, auth.$context, c.var.session.user.id, bapId) : "not-found";
   if (result === "removed") return backWithNotice(null, "identity-removed", "identities");
   return backWithError(null, "identities", result === "last-sign-in-method" ? "LAST_SIGN_IN_METHOD" : "NOT_FOUND");
 }

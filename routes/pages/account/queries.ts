@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { asBool, asDate } from "../../../lib/db.js";
-import { isSuspended } from "../../../plugins/bap-identity/registrations.js";
+import { isSuspended } from "../../../plugins/bap-identity/store.js";
 import { listIdentities } from "../../../plugins/bap-identity/store.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { AuthContext } from "better-auth";
 import type { Kysely } from "kysely";
-import { countIdentitiesInForce } from "../bap-identity/store.js";
+import { countIdentitiesInForce, removeBapIdentity, type RemoveResult } from "../bap-identity/store.js";
 
 interface AccountRow {
   id: string;
@@ -13,6 +13,12 @@ export interface SignInMethodsContext {
   adapter: Pick<AuthContext["adapter"], "findMany" | "count">;
   socialProviders: ReadonlyArray<{ id: string }>;
 }
+
+/**
+ * The "last way to sign in" rule, in one place: a person keeps at least one way in (a password,
+ * an account at a configured provider, a passkey or a BAP identity in force). Social sign-in
+ * (unlinking an account), passkeys (deleting one) and BAP identities (removing one) ask it.
+ */
 
 /** Whether one BAP identity in force can go and still leave a way to sign in. */
 export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db: Kysely<any>, userId: string): Promise<boolean> {
@@ -47,4 +53,14 @@ export async function remainingSignInMethods(
     passkeys,
     bapIdentities,
   };
+}
+
+/** Removes one of the user's BAP identities unless it is an identity in force and the last way to sign in. */
+export async function removeBapIdentityKeepingAWayIn(
+  db: Kysely<any>,
+  context: PromiseLike<SignInMethodsContext>,
+  userId: string,
+  bapId: string,
+): Promise<RemoveResult> {
+  return removeBapIdentity(db, userId, bapId, async () => canRemoveOneBapIdentity(await context, db, userId));
 }

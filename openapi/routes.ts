@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Auth } from "../auth.config.js";
-import { buildOpenApiDocument } from "../openapi/index.js";
-import type { RouteDeps, RouteEnv } from "./middleware.js";
-import { apiReferenceScript } from "./pages/assets.js";
+import { buildOpenApiDocument } from "./index.js";
+import type { RouteDeps, RouteEnv } from "../routes/middleware.js";
+import { apiReferenceScript } from "../routes/pages/assets.js";
 
 /**
- * GET /api/openapi.json: the OpenAPI 3.1.1 document (openapi/), public and cacheable, built
+ * GET /api/openapi.json: the OpenAPI 3.1.1 document (./index.ts), public and cacheable, built
  * once per process. GET /api/reference: the reference page that renders it with our own
  * bundle of Scalar (routes/pages/client/api-reference.ts).
  */
