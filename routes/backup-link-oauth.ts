@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import * as v from "valibot";
-import { problem, problems } from "../lib/errors.js";
+import { problem } from "../lib/errors.js";
 import { readJson } from "../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
 import { BACKUP_SCOPES } from "../plugins/backup/index.js";

@@ -10,7 +10,7 @@ import type { Page, Request } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { addCookies, fillByLabel, submitWith } from "./helpers/browser.js";
 import { redeemCode, useBrowser, useCallbackServer, useTempDirs, useTestServer } from "./helpers/fixtures.js";
-import { authorizationRequest as authRequest, registerClient, signUp, token } from "./helpers/oauth.js";
+import { authorizationRequest as authRequest, registerClient, signUp } from "./helpers/oauth.js";
 import { cookiesOf } from "./helpers/server.js";
 import { secretOf, totp } from "./helpers/totp.js";
 
