@@ -25,7 +25,7 @@ export interface MigrationPlan {
  * check that they and the code agree. Running it twice is a no-op.
  */
 export async function planMigrations(options: BetterAuthOptions): Promise<MigrationPlan> {
-  const { toBeCreated, toBeAdded, toBeAddedIndexes, compileMigrations, runMigrations } = await getMigrations(options);
+  const { toBeCreated, toBeAdded, toBeAddedIndexes, compileMigrations, runMigrations } = await getMigrations(withoutArrayEncodingNotes(options));
   const pending = [
     ...toBeCreated.map((t) => t.table),
     ...toBeAdded.flatMap((t) => Object.keys(t.fields).map((f) => `${t.table}.${f}`)),
@@ -35,6 +35,29 @@ export async function planMigrations(options: BetterAuthOptions): Promise<Migrat
     pending,
     sql: () => (pending.length ? compileMigrations() : Promise.resolve("")),
     apply: () => (pending.length ? runMigrations() : Promise.resolve()),
+  };
+}
+
+/**
+ * better-auth's planner warns once per array field (`scopes`, `resources`, ...) that the column
+ * is TEXT where it expected string[]: on SQLite that is the encoding (a JSON array in a text
+ * column, as better-auth's Kysely adapter stores arrays there), not drift an operator must act
+ * on, so only those notes are dropped; every other warning passes.
+ */
+const ARRAY_AS_TEXT = /^Field \w+ in table \w+ has a different type in the database\. Expected (?:string|number)\[\] but got text\.$/i;
+
+function withoutArrayEncodingNotes(options: BetterAuthOptions): BetterAuthOptions {
+  const log = options.logger?.log;
+  if (!log) return options;
+  return {
+    ...options,
+    logger: {
+      ...options.logger,
+      log: (level, message, ...args) => {
+        if (level === "warn" && ARRAY_AS_TEXT.test(message)) return;
+        log(level, message, ...args);
+      },
+    },
   };
 }
 
