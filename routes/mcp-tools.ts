@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Kysely } from "kysely";
 import { listIdentities } from "../plugins/bap-identity/store.js";
 import { backupStatus } from "../plugins/backup/service.js";
-import { listAuthorizedApps } from "./authorized-apps.js";
+import { listAuthorizedApps } from "../plugins/oauth-store/grants.js";
 
 /**
  * The tools of our own MCP server (routes/mcp.ts): read-only views of the person an access

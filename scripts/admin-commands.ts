@@ -3,8 +3,9 @@ import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
 import { rowReader } from "../lib/db.js";
 import type { Logger } from "../lib/logger.js";
-import { revokeUserOAuthTokens } from "../plugins/account-email/index.js";
 import { recordAuditEvent, type AuditEntry } from "../plugins/audit/store.js";
+import * as clients from "../plugins/oauth-store/clients.js";
+import { revokeUserOAuthTokens } from "../plugins/oauth-store/grants.js";
 import { canonicalResource } from "../plugins/resource-policy/index.js";
 
 /** The admin CLI's commands (scripts/admin.ts parses the arguments and prints the result). */
@@ -33,15 +34,6 @@ type Command = (services: AdminServices, args: string[], flags: CommandFlags) =>
 /** Bad input: the CLI prints the message and exits 1. */
 export class UsageError extends Error {}
 
-interface ClientSummary {
-  clientId: string;
-  name: string | null;
-  disabled: boolean;
-  public: boolean;
-  userId: string | null;
-  createdAt: Date | null;
-}
-const toClient = rowReader<ClientSummary>({ clientId: "text", name: "text?", disabled: "bool", public: "bool", userId: "text?", createdAt: "date?" });
 
 interface SessionSummary {
   id: string;
@@ -71,20 +63,18 @@ async function findUser(services: AdminServices, ref: string) {
 }
 
 async function listClients(services: AdminServices): Promise<CommandResult> {
-  const rows = await services.db.selectFrom("oauthClient").select(["clientId", "name", "disabled", "public", "userId", "createdAt"]).orderBy("createdAt", "asc").execute();
-  const clients = rows.map(toClient);
-  await audit(services, "clients list", { count: clients.length });
+  const all = await clients.listClients(services.db);
+  await audit(services, "clients list", { count: all.length });
   return {
-    lines: clients.length === 0 ? ["no clients"] : clients.map((c) => `${c.clientId}  ${c.disabled ? "disabled" : "enabled "}  ${c.public ? "public      " : "confidential"}  ${iso(c.createdAt)}  ${c.name ?? ""}`),
-    json: clients.map((c) => ({ ...c, createdAt: c.createdAt?.toISOString() ?? null })),
+    lines: all.length === 0 ? ["no clients"] : all.map((c) => `${c.clientId}  ${c.disabled ? "disabled" : "enabled "}  ${c.public ? "public      " : "confidential"}  ${iso(c.createdAt)}  ${c.name ?? ""}`),
+    json: all.map((c) => ({ ...c, createdAt: c.createdAt?.toISOString() ?? null })),
   };
 }
 
 function setClientDisabled(disabled: boolean): Command {
   return async (services, args) => {
     const clientId = one(args, "client id");
-    const result = await services.db.updateTable("oauthClient").set({ disabled, updatedAt: new Date() }).where("clientId", "=", clientId).executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new UsageError(`no client with id "${clientId}"`);
+    if (!(await clients.setClientDisabled(services.db, clientId, disabled))) throw new UsageError(`no client with id "${clientId}"`);
     await audit(services, disabled ? "clients disable" : "clients enable", {}, { clientId });
     return { lines: [`client ${clientId} ${disabled ? "disabled" : "enabled"}`], json: { clientId, disabled } };
   };
@@ -172,27 +162,16 @@ async function clientResources(services: AdminServices, args: string[], flags: C
   const [clientId, ...resources] = args;
   if (!clientId || (flags.all && resources.length)) throw new UsageError("clients resources <clientId> takes resources, --all, or nothing (to show the list)");
   const { db } = services;
-  if (!(await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst())) throw new UsageError(`no client with id "${clientId}"`);
+  if (!(await clients.clientExists(db, clientId))) throw new UsageError(`no client with id "${clientId}"`);
   for (const resource of resources) {
     const canonical = canonicalResource(resource);
     if (canonical !== resource || !resource.startsWith("https://")) throw new UsageError(`"${resource}" is not an https resource written canonically${canonical ? ` (${canonical})` : ""}`);
   }
   if (flags.all || resources.length) {
-    await db.transaction().execute(async (trx) => {
-      await trx.deleteFrom("oauthClientResource").where("clientId", "=", clientId).execute();
-      const now = new Date();
-      for (const resource of new Set(resources)) {
-        const known = await trx.selectFrom("oauthResource").select("identifier").where("identifier", "=", resource).executeTakeFirst();
-        if (!known) {
-          await trx.insertInto("oauthResource").values({ id: crypto.randomUUID(), identifier: resource, name: new URL(resource).host, disabled: false, dpopBoundAccessTokensRequired: false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
-        }
-        await trx.insertInto("oauthClientResource").values({ id: crypto.randomUUID(), clientId, resourceId: resource, createdAt: now }).execute();
-      }
-    });
+    await clients.replaceClientResources(db, clientId, flags.all ? [] : resources);
     await audit(services, "clients resources", { resources: flags.all ? "any" : [...new Set(resources)] }, { clientId });
   }
-  const rows = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).orderBy("resourceId").execute();
-  const list = rows.map((r) => String(r.resourceId));
+  const list = await clients.listClientResources(db, clientId);
   return {
     lines: list.length ? [`client ${clientId} may ask for these resources (and ours):`, ...list.map((r) => `  ${r}`)] : [`client ${clientId} may ask for any https resource the person consents to`],
     json: { clientId, resources: list.length ? list : "any" },

@@ -5,7 +5,7 @@ import * as v from "valibot";
 import { isKeyAccountEmail } from "../../lib/bap.js";
 import type { Mailer } from "../../lib/mailer.js";
 import { ACCOUNT_EMAIL_ERROR_CODES as CODES } from "./error-codes.js";
-import { revokeUserOAuthTokens } from "./grants.js";
+import { revokeUserOAuthTokens } from "../oauth-store/grants.js";
 import { cancelPendingChange, newLinkToken, savePendingChange, saveUndo, takePendingChange, takeUndo } from "./pending.js";
 
 export interface ChangeEmailOptions {

@@ -3,7 +3,6 @@ import { changeEmailEndpoints, type ChangeEmailOptions } from "./change-email.js
 import { revokeSession, stripSessionTokens } from "./sessions.js";
 import { ACCOUNT_EMAIL_ERROR_CODES } from "./error-codes.js";
 
-export { revokeUserOAuthTokens } from "./grants.js";
 
 /**
  * The account's e-mail address and sessions, where better-auth's defaults are too trusting.

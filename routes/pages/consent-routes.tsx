@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
+import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
 import type { SessionWithUser } from "../session.js";
 import { MCP_PATH } from "../../lib/transport.js";
 import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent.js";
@@ -21,7 +22,7 @@ async function showConsent(c: PageContext) {
   const signed = q && (await verifySignedOAuthQuery(q, (await auth.$context).secret)) ? new URLSearchParams(q) : null;
   const clientId = signed?.get("client_id");
   if (!q || !signed || !clientId) return html(c, <ErrorPage error="invalid_consent" description={errorWords("invalid_consent").message} />, 400);
-  const client = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
+  const client = await findClientDisplay(db, clientId);
   if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
   const scopes = (signed.get("scope") ?? "").split(" ").filter(Boolean);
   // A person with several BAP identities picks the one this app will see (the `bap_id` claim).

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { formatUserCode, normalizeUserCode } from "../../plugins/device/user-code.js";
+import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
 import { DeviceCodeEntryPage, DeviceConfirmPage, DeviceDonePage } from "./device-page.js";
 import { callAuth, getFromAuth, readForm } from "./form-replay.js";
 import { ownPagesOnly, signInFirst, type PageContext, type PageEnv } from "./page-env.js";
@@ -38,7 +39,7 @@ async function showDevice(c: PageContext) {
   if (!found.client_id) return html(c, <DeviceCodeEntryPage code={formatUserCode(code)} error={INVALID} />, 400);
   if (found.status !== "pending") return html(c, <DeviceCodeEntryPage error="That code was already used. Start again on your device if you still need to connect it." />, 400);
 
-  const client = await c.var.page.db.selectFrom("oauthClient").select(["name", "uri"]).where("clientId", "=", found.client_id).executeTakeFirst();
+  const client = await findClientDisplay(c.var.page.db, found.client_id);
   const scopes = (found.scope ?? "").split(" ").filter(Boolean);
   return html(c, <DeviceConfirmPage code={formatUserCode(code)} clientName={client?.name || found.client_id} clientUri={client?.uri} scopes={scopes} />);
 }

@@ -1,5 +1,5 @@
 import type { SignInProvider } from "../../../lib/social-providers.js";
-import type { AuthorizedApp } from "../../authorized-apps.js";
+import type { AuthorizedApp } from "../../../plugins/oauth-store/grants.js";
 import { ErrorNote, Layout } from "../layout.js";
 import { AgentAccessSection, type AgentAccessView } from "./agents.js";
 import { AppsSection } from "./apps.js";

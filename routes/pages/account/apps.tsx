@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AuthorizedApp } from "../../authorized-apps.js";
-import { revokeAuthorizedApp } from "../../authorized-apps.js";
+import type { AuthorizedApp } from "../../../plugins/oauth-store/grants.js";
+import { revokeAuthorizedApp } from "../../../plugins/oauth-store/grants.js";
 import { ScopeList } from "../consent.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
@@ -8,7 +8,7 @@ import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import { accountForm, backWith } from "./outcome.js";
 
-/** Apps the person has authorized (routes/authorized-apps.ts); revoking drops the consent and every token together. */
+/** Apps the person has authorized (plugins/oauth-store/grants.ts); revoking drops the consent and every token together. */
 export function AppsSection(props: { apps: AuthorizedApp[] }) {
   return (
     <Section id="apps" title="Authorized apps">

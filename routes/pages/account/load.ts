@@ -1,6 +1,6 @@
 import { BASE_PATH } from "../../../lib/transport.js";
 import type { SessionWithUser } from "../../session.js";
-import { listAuthorizedApps } from "../../authorized-apps.js";
+import { listAuthorizedApps } from "../../../plugins/oauth-store/grants.js";
 import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";

@@ -1,0 +1,65 @@
+import type { Kysely } from "kysely";
+import { rowReader } from "../../lib/db.js";
+
+/**
+ * oauth-provider's registered clients (`oauthClient`) and their RFC 8707 allow-lists
+ * (`oauthClientResource`, `oauthResource`) as our pages and the admin CLI read and change them.
+ * Registration itself stays oauth-provider's (with our hooks in plugins/registration-*).
+ */
+
+/** What a page shows of a client: its name, home page and icon as registered; null when unknown. */
+export async function findClientDisplay(db: Kysely<any>, clientId: string): Promise<{ name: string | null; uri: string | null; icon: string | null } | null> {
+  const row = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
+  return row ? { name: row.name ?? null, uri: row.uri ?? null, icon: row.icon ?? null } : null;
+}
+
+export interface ClientSummary {
+  clientId: string;
+  name: string | null;
+  disabled: boolean;
+  public: boolean;
+  userId: string | null;
+  createdAt: Date | null;
+}
+
+const toClient = rowReader<ClientSummary>({ clientId: "text", name: "text?", disabled: "bool", public: "bool", userId: "text?", createdAt: "date?" });
+
+/** Every registered client, oldest first. */
+export async function listClients(db: Kysely<any>): Promise<ClientSummary[]> {
+  const rows = await db.selectFrom("oauthClient").select(["clientId", "name", "disabled", "public", "userId", "createdAt"]).orderBy("createdAt", "asc").execute();
+  return rows.map(toClient);
+}
+
+/** Disables or enables a client; false when there is no such client. */
+export async function setClientDisabled(db: Kysely<any>, clientId: string, disabled: boolean): Promise<boolean> {
+  const result = await db.updateTable("oauthClient").set({ disabled, updatedAt: new Date() }).where("clientId", "=", clientId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function clientExists(db: Kysely<any>, clientId: string): Promise<boolean> {
+  return Boolean(await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst());
+}
+
+/**
+ * Replaces a client's RFC 8707 allow-list (each resource made an `oauthResource` row if it is
+ * not one yet); an empty list clears it (any https resource the person consents to).
+ */
+export async function replaceClientResources(db: Kysely<any>, clientId: string, resources: Iterable<string>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("oauthClientResource").where("clientId", "=", clientId).execute();
+    const now = new Date();
+    for (const resource of new Set(resources)) {
+      const known = await trx.selectFrom("oauthResource").select("identifier").where("identifier", "=", resource).executeTakeFirst();
+      if (!known) {
+        await trx.insertInto("oauthResource").values({ id: crypto.randomUUID(), identifier: resource, name: new URL(resource).host, disabled: false, dpopBoundAccessTokensRequired: false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
+      }
+      await trx.insertInto("oauthClientResource").values({ id: crypto.randomUUID(), clientId, resourceId: resource, createdAt: now }).execute();
+    }
+  });
+}
+
+/** A client's allow-list, sorted; empty when it may ask for any https resource. */
+export async function listClientResources(db: Kysely<any>, clientId: string): Promise<string[]> {
+  const rows = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).orderBy("resourceId").execute();
+  return rows.map((r) => String(r.resourceId));
+}
