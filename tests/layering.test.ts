@@ -91,3 +91,17 @@ describe("layering", () => {
     expect(circles).toEqual([]);
   });
 });
+
+describe("naming", () => {
+  it("pages: <name>.tsx holds routes (a Hono app), <name>-page.tsx holds views and no routes", () => {
+    const dir = join(ROOT, "routes", "pages");
+    const misnamed: string[] = [];
+    for (const name of readdirSync(dir).filter((f) => f.endsWith(".tsx"))) {
+      const source = readFileSync(join(dir, name), "utf8");
+      const routes = /new Hono\b/.test(source);
+      if (name.endsWith("-page.tsx") && routes) misnamed.push(`${name} is a view file but mounts routes`);
+      if (/-routes\.tsx$/.test(name)) misnamed.push(`${name}: routes go in <name>.tsx`);
+    }
+    expect(misnamed).toEqual([]);
+  });
+});

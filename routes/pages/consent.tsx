@@ -1,131 +1,89 @@
-import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
-import { DecisionForm, Layout } from "./layout.js";
+import { Hono } from "hono";
+import { isPublicHttpsUrl } from "../../lib/user-facing.js";
+import { listIdentities } from "../../plugins/bap-identity/store.js";
+import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
+import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
+import type { SessionWithUser } from "../session.js";
+import { MCP_PATH } from "../../lib/transport.js";
+import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent-page.js";
+import { ErrorPage } from "./error-page.js";
+import { errorWords } from "./error-words.js";
+import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay.js";
+import { signedOAuthQuery, verifySignedOAuthQuery } from "./oauth-query.js";
+import { ownPagesOnly, withSession, type PageContext, type PageDeps, type PageEnv } from "./page-env.js";
+import { html, redirectWith } from "./render.js";
 
-/** Each scope in words, for the person deciding. */
-export const SCOPE_WORDS: Record<string, string> = {
-  openid: "Know who you are (your account identifier)",
-  profile: "See your profile: name, picture and your selected BAP identity",
-  email: "See your e-mail address",
-  offline_access: "Stay signed in and act for you while you are away",
-  [BACKUP_SCOPES.read]: "See whether your encrypted backup exists, when it last changed, and which sign-in accounts can recover it",
-  [BACKUP_SCOPES.write]: "Replace your encrypted backup with a new copy, and choose a sign-in account that can recover it",
-};
-
-/** The scopes asked for, in words (`ul.scopes`): the consent and device pages, the account's apps. */
-export function ScopeList(props: { scopes: string[] }) {
-  return (
-    <ul class="scopes">
-      {props.scopes.map((scope) => (
-        <li>{SCOPE_WORDS[scope] ?? scope}</li>
-      ))}
-    </ul>
-  );
+async function showConsent(c: PageContext) {
+  const { auth, db } = c.var.page;
+  // Nothing is rendered for a request oauth-provider did not sign (our secret, unexpired): the
+  // client and scopes shown come from the signed authorization request only, or anyone could
+  // dress a registered client up with any scope on our origin.
+  const q = signedOAuthQuery(new URL(c.req.url).searchParams);
+  const signed = q && (await verifySignedOAuthQuery(q, (await auth.$context).secret)) ? new URLSearchParams(q) : null;
+  const clientId = signed?.get("client_id");
+  if (!q || !signed || !clientId) return html(c, <ErrorPage error="invalid_consent" description={errorWords("invalid_consent").message} />, 400);
+  const client = await findClientDisplay(db, clientId);
+  if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
+  const scopes = (signed.get("scope") ?? "").split(" ").filter(Boolean);
+  // A person with several BAP identities picks the one this app will see (the `bap_id` claim).
+  const session: SessionWithUser | undefined = c.get("session");
+  const identities = scopes.includes("profile") && session ? await identityChoices(c.var.page, session) : [];
+  const destination = await destinationOf(c.var.page, clientId, signed.get("redirect_uri"));
+  const resources = resourcesShown(c.var.page.authUrl, signed.getAll("resource"));
+  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} />);
 }
 
-export interface IdentityChoice {
-  bapId: string;
-  name: string | null;
-  selected: boolean;
+/** The signed request's `resource` values (RFC 8707), as the consent page names them. */
+function resourcesShown(authUrl: string, resources: string[]): ResourceShown[] {
+  return [...new Set(resources)].flatMap((resource) => {
+    const url = URL.parse(resource);
+    if (!url) return [];
+    return [{ url: resource, host: url.host, ours: resource === `${authUrl}${MCP_PATH}` ? "This service's MCP server (your identities, backup status and apps)" : null }];
+  });
 }
 
-/**
- * Where the authorization code goes, as the consent page states it: registration is open, so
- * the client's name is only what it calls itself; the redirect URI's origin is what the code
- * will actually reach.
- */
-export interface Destination {
-  /** The redirect URI's origin (`https://app.example.com`), or its scheme for a native app's private-use URI. */
-  shown: string;
-  /** A domain verification in force ties this host to the client (plugins/domain-verification). */
-  verified: boolean;
-  /** localhost or a loopback address: an app on this device (RFC 8252 §7.3; MCP clients). */
-  loopback: boolean;
+const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** Where the signed request's redirect URI sends the code, and whether a verified domain of the client's stands behind it. */
+async function destinationOf({ db }: PageDeps, clientId: string, redirectUri: string | null | undefined): Promise<Destination | null> {
+  const url = redirectUri ? URL.parse(redirectUri) : null;
+  if (!url) return null;
+  if (url.protocol !== "https:" && url.protocol !== "http:") return { shown: `${url.protocol}//`, verified: false, loopback: false };
+  const loopback = LOOPBACK.test(url.hostname);
+  // Only https hosts can be verified: a code sent over plain http could be read on the way.
+  const verified = url.protocol === "https:" && !loopback && (await isVerifiedClientHost(db, clientId, url.hostname));
+  return { shown: url.origin, verified, loopback };
 }
 
-/** The destination, and the one honest sentence about who stands behind it. */
-function DestinationNote(props: { destination: Destination }) {
-  const { shown, verified, loopback } = props.destination;
-  return (
-    <>
-      <p>
-        If you allow, you will be sent back to <strong>{shown}</strong>.
-      </p>
-      {verified ? (
-        <p class="notice">Verified: the owner of this app has proved control of {shown}.</p>
-      ) : (
-        <p class="muted">Unverified app: nobody has proved who runs {shown}. The name above is what the app calls itself.</p>
-      )}
-      {loopback ? (
-        <p class="warning" role="note">
-          This address is on your own device (localhost). Allow only if you started this app yourself just now.
-        </p>
-      ) : null}
-    </>
-  );
+/** The identities to choose from, when there is a choice; the session's selection is preselected. */
+async function identityChoices({ db }: PageDeps, session: SessionWithUser): Promise<IdentityChoice[]> {
+  // A suspended identity (plugins/bap-identity/mailbox-proof.ts) is not offered: it speaks for no one.
+  // Offered in the order they were registered.
+  const rows = (await listIdentities(db, session.user.id, { inForceOnly: true })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const selected = (session.session as { selectedBapId?: string | null }).selectedBapId;
+  const chosen = rows.find((r) => r.bapId === selected) ?? rows.find((r) => r.isPrimary) ?? rows[0];
+  return rows.length > 1 ? rows.map((r) => ({ bapId: r.bapId, name: r.name, selected: r === chosen })) : [];
 }
 
-/**
- * The resources (RFC 8707) the access will be for: other services, named by their URL, that
- * will accept what the app gets. Our own are named in words; any other by its full URL, with
- * its host in bold, since the host is who receives the token.
- */
-export interface ResourceShown {
-  url: string;
-  host: string;
-  /** Words for one of ours (the MCP server), else null. */
-  ours: string | null;
+async function decideConsent(c: PageContext) {
+  const f = await readForm(c);
+  if (!f.oauth_query) return html(c, <ErrorPage error="invalid_request" description="This consent form is incomplete." />, 400);
+  if (f.decision === "allow" && f.bap_id) {
+    // Kept on the session; the consent's referenceId resolves it against the identities the user owns.
+    const chosen = await callAuth(c, "/update-session", { selectedBapId: f.bap_id });
+    if (!chosen.ok && chosen.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
+  }
+  const upstream = await callAuth(c, "/oauth2/consent", { accept: f.decision === "allow", oauth_query: f.oauth_query });
+  if (upstream.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
+  if (!upstream.ok) return html(c, <ErrorPage error="invalid_request" description={await upstreamMessage(upstream, "This consent request has expired. Start again from the application.")} />, 400);
+  return redirectWith(upstream, await nextLocation(upstream, "/"));
 }
 
-function ResourceList(props: { resources: ResourceShown[] }) {
-  return (
-    <>
-      <p>{props.resources.length === 1 ? "This access is for the service at:" : "This access is for the services at:"}</p>
-      <ul class="resources">
-        {props.resources.map((r) => (
-          <li>
-            {r.ours ? (
-              <>
-                {r.ours} (<code>{r.url}</code>)
-              </>
-            ) : (
-              <>
-                <strong>{r.host}</strong> (<code>{r.url}</code>)
-              </>
-            )}
-          </li>
-        ))}
-      </ul>
-      {props.resources.some((r) => !r.ours) ? <p class="muted">Each of these services will be able to act with this access. Allow only services you expect this app to use.</p> : null}
-    </>
-  );
+/** Client icons are registration data: show only https (or loopback http) images. */
+function safeIcon(icon: string | null | undefined): string | null {
+  // The registration rule for links (lib/user-facing.ts), loopback http included for clients made while developing.
+  return icon && isPublicHttpsUrl(icon, { loopbackHttp: true }) ? icon : null;
 }
 
-export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null; resources?: ResourceShown[] }) {
-  return (
-    <Layout title={`Allow ${props.clientName}?`}>
-      <div class="row">
-        {props.icon ? <img class="icon" src={props.icon} alt="" /> : null}
-        <h1>
-          {props.clientName} wants to access your account
-        </h1>
-      </div>
-      {props.clientUri ? <p class="muted">{props.clientUri}</p> : null}
-      {props.destination ? <DestinationNote destination={props.destination} /> : null}
-      <p>It will be able to:</p>
-      <ScopeList scopes={props.scopes} />
-      {props.resources?.length ? <ResourceList resources={props.resources} /> : null}
-      <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
-        {props.identities?.length ? (
-          <fieldset>
-            <legend>Which identity should {props.clientName} see?</legend>
-            {props.identities.map((identity) => (
-              <label class="choice">
-                <input type="radio" name="bap_id" value={identity.bapId} checked={identity.selected} /> {identity.name ? `${identity.name} (${identity.bapId})` : identity.bapId}
-              </label>
-            ))}
-          </fieldset>
-        ) : null}
-      </DecisionForm>
-    </Layout>
-  );
-}
+/** The consent page oauth-provider sends a signed-in person to, and its Allow / Deny answer. */
+export const consentRoutes = new Hono<PageEnv>().get("/consent", withSession, showConsent).post("/consent", ownPagesOnly, decideConsent);

@@ -1,4 +1,4 @@
-import { ScopeList } from "./consent.js";
+import { ScopeList } from "./consent-page.js";
 import { CodeEntryForm, DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
 /** Step 1 (RFC 8628 §3.3): the person types the code their device shows, or confirms a prefilled one. */

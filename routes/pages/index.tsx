@@ -3,15 +3,15 @@ import { accountRoutes } from "./account/index.js";
 import { agentApprovalRoutes } from "./agent-approval.js";
 import { certificatePageRoutes } from "./certificates.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
-import { consentRoutes } from "./consent-routes.js";
+import { consentRoutes } from "./consent.js";
 import { devicePageRoutes } from "./device.js";
 import { showError } from "./error-page.js";
 import { invitationRoutes } from "./invitations.js";
 import { providePageDeps, type PageDeps, type PageEnv } from "./page-env.js";
-import { passwordResetRoutes } from "./password-reset-routes.js";
+import { passwordResetRoutes } from "./password-reset.js";
 import { pageSecurityHeaders } from "./security-headers.js";
-import { signInRoutes } from "./sign-in-routes.js";
-import { signUpRoutes } from "./sign-up-routes.js";
+import { signInRoutes } from "./sign-in.js";
+import { signUpRoutes } from "./sign-up.js";
 import { twoFactorSignInRoutes } from "./two-factor-sign-in.js";
 
 /**

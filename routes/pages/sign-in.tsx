@@ -1,91 +1,80 @@
-import { KeySignInSection, type KeySignInOptions } from "./key-sign-in.js";
-import { ErrorNote, Layout } from "./layout.js";
-import { PasskeyScript, PasskeySignInSection, type PasskeySignInOptions } from "./passkey-sign-in.js";
-import { SocialSignIn } from "./social-sign-in.js";
-import type { SignInProvider } from "../../lib/social-providers.js";
+import { Hono } from "hono";
+import { BASE_PATH } from "../../lib/transport.js";
+import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay.js";
+import { keySignInOptions } from "./key-sign-in-page.js";
+import { signedOAuthQuery } from "./oauth-query.js";
+import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
+import { passkeySignInOptions } from "./passkey-sign-in-page.js";
+import { html, redirectWith } from "./render.js";
+import { safeReturnPath } from "./return-to.js";
+import { SignInPage } from "./sign-in-page.js";
+import { socialErrorMessage } from "./social-sign-in-page.js";
+import { needsSecondFactor, twoFactorStepUrl } from "./two-factor-sign-in.js";
 
-export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[]; passkey?: PasskeySignInOptions | null; returnTo?: string | null }) {
-  return (
-    <Layout title="Sign in">
-      <h1>Sign in</h1>
-      <ErrorNote message={props.error} />
-      <form method="post" action="/sign-in">
-        {props.oauthQuery ? <input type="hidden" name="oauth_query" value={props.oauthQuery} /> : null}
-        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : null}
-        <label for="email">E-mail</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ""} />
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">Sign in</button>
-      </form>
-      {props.passkey ? <PasskeySignInSection {...props.passkey} oauthQuery={props.oauthQuery} /> : null}
-      <SocialSignIn providers={props.socialProviders} oauthQuery={props.oauthQuery} />
-      <p class="muted">
-        No account? <a href={props.signUpHref}>Create one</a> · <a href="/forgot-password">Forgot your password?</a>
-      </p>
-      {props.keySignIn ? <KeySignInSection {...props.keySignIn} oauthQuery={props.oauthQuery} /> : null}
-      {props.passkey ? <PasskeyScript scriptSrc={props.passkey.scriptSrc} /> : null}
-    </Layout>
-  );
+/** A page path keeping the signed authorization request of a pending OAuth flow. */
+export const withQuery = (path: string, query?: string) => (query ? `${path}?${query}` : path);
+
+/** The sign-in page with every way to sign in this server offers (key, passkey, social). */
+async function renderSignIn(c: PageContext, props: { oauthQuery?: string; email?: string; error?: string | null; returnTo?: string | null }, status = 200) {
+  const { auth, sigmaServiceName, logger, socialProviders } = c.var.page;
+  const [keySignIn, passkey] = await Promise.all([
+    keySignInOptions({ auth, basePath: BASE_PATH, serviceName: sigmaServiceName, logger }, c.req.raw.headers),
+    passkeySignInOptions(BASE_PATH, logger),
+  ]);
+  const page = <SignInPage {...props} signUpHref={withQuery("/sign-up", props.oauthQuery)} keySignIn={keySignIn} passkey={passkey} socialProviders={socialProviders} />;
+  return html(c, page, status);
 }
 
-export function SignUpPage(props: { oauthQuery?: string; error?: string | null; email?: string; name?: string; signInHref: string }) {
-  return (
-    <Layout title="Create an account">
-      <h1>Create an account</h1>
-      <ErrorNote message={props.error} />
-      <form method="post" action="/sign-up">
-        {props.oauthQuery ? <input type="hidden" name="oauth_query" value={props.oauthQuery} /> : null}
-        <label for="name">Name</label>
-        <input id="name" name="name" type="text" autocomplete="name" required value={props.name ?? ""} />
-        <label for="email">E-mail</label>
-        <input id="email" name="email" type="email" autocomplete="email" required value={props.email ?? ""} />
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="new-password" minlength={8} required />
-        <button type="submit">Create account</button>
-      </form>
-      <p class="muted">
-        Already have an account? <a href={props.signInHref}>Sign in</a>
-      </p>
-    </Layout>
-  );
+async function showSignIn(c: PageContext) {
+  const search = new URL(c.req.url).searchParams;
+  const oauthQuery = signedOAuthQuery(search);
+  // A provider round trip that failed comes back here with better-auth's `error` code.
+  const error = socialErrorMessage(search.get("error"));
+  // A page that needed a session (e.g. /device) sends the person here with where to go back to.
+  const returnTo = oauthQuery ? null : safeReturnPath(search.get("return_to"));
+  return renderSignIn(c, { oauthQuery, error, returnTo });
 }
 
-export function ForgotPasswordPage(props: { sent?: boolean; error?: string | null }) {
-  return (
-    <Layout title="Reset your password">
-      <h1>Reset your password</h1>
-      <ErrorNote message={props.error} />
-      {props.sent ? (
-        <p role="status">If that address has an account, a reset link is on its way.</p>
-      ) : (
-        <form method="post" action="/forgot-password">
-          <label for="email">E-mail</label>
-          <input id="email" name="email" type="email" autocomplete="email" required />
-          <button type="submit">Send reset link</button>
-        </form>
-      )}
-    </Layout>
-  );
+async function signInWithPassword(c: PageContext) {
+  const f = await readForm(c);
+  const q = f.oauth_query || undefined;
+  const upstream = await callAuth(c, "/sign-in/email", { email: f.email ?? "", password: f.password ?? "", rememberMe: true, ...(q ? { oauth_query: q } : {}) });
+  if (!upstream.ok) {
+    const error = upstream.status === 401 ? "That e-mail and password do not match an account." : await upstreamMessage(upstream, "Sign-in failed. Try again.");
+    return renderSignIn(c, { oauthQuery: q, email: f.email, error, returnTo: safeReturnPath(f.return_to) }, upstream.status === 429 ? 429 : 400);
+  }
+  // Two-factor on: no session yet, a two_factor cookie instead; the code step resumes the flow.
+  if (await needsSecondFactor(upstream)) return redirectWith(upstream, twoFactorStepUrl(q, q ? null : safeReturnPath(f.return_to)));
+  return redirectWith(upstream, await nextLocation(upstream, (!q && safeReturnPath(f.return_to)) || "/"));
 }
 
-export function ResetPasswordPage(props: { token: string; error?: string | null; done?: boolean }) {
-  return (
-    <Layout title="Choose a new password">
-      <h1>Choose a new password</h1>
-      <ErrorNote message={props.error} />
-      {props.done ? (
-        <p role="status">
-          Your password was changed. <a href="/sign-in">Sign in</a>
-        </p>
-      ) : (
-        <form method="post" action="/reset-password">
-          <input type="hidden" name="token" value={props.token} />
-          <label for="password">New password</label>
-          <input id="password" name="password" type="password" autocomplete="new-password" minlength={8} required />
-          <button type="submit">Change password</button>
-        </form>
-      )}
-    </Layout>
-  );
+/**
+ * "Continue with <Name>": better-auth's /sign-in/social answers the provider's authorization
+ * URL and sets the state cookie; we pass both to the browser. With `oauth_query` the pending
+ * authorization rides in the state and resumes at /api/auth/callback/<id>. Failures come back
+ * to this sign-in page (same signed query) with `?error=<code>`.
+ */
+async function signInWithProvider(c: PageContext) {
+  const { authUrl, socialProviders } = c.var.page;
+  const f = await readForm(c);
+  const q = f.oauth_query || undefined;
+  const provider = socialProviders.find((p) => p.id === f.provider);
+  if (!provider) return c.redirect(withQuery("/sign-in", q), 303);
+  const upstream = await callAuth(c, "/sign-in/social", {
+    provider: provider.id,
+    callbackURL: `${authUrl}/`,
+    errorCallbackURL: `${authUrl}${withQuery("/sign-in", q)}`,
+    ...(q ? { oauth_query: q } : {}),
+  });
+  const next = upstream.ok ? await nextLocation(upstream, "") : "";
+  if (!next) {
+    // better-auth's own messages here are for developers ("Provider not found"): say it plainly.
+    const unavailable = `Signing in with ${provider.name} is not available right now. Try again later.`;
+    const error = upstream.status === 429 ? await upstreamMessage(upstream, unavailable) : unavailable;
+    return renderSignIn(c, { oauthQuery: q, error }, upstream.status === 429 ? 429 : 400);
+  }
+  return redirectWith(upstream, next);
 }
+
+/** The sign-in page, its e-mail and password form, and "Continue with <Name>". */
+export const signInRoutes = new Hono<PageEnv>().get("/sign-in", showSignIn).post("/sign-in", ownPagesOnly, signInWithPassword).post("/sign-in/social", ownPagesOnly, signInWithProvider);

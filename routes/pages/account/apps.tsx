@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AuthorizedApp } from "../../../plugins/oauth-store/grants.js";
 import { revokeAuthorizedApp } from "../../../plugins/oauth-store/grants.js";
-import { ScopeList } from "../consent.js";
+import { ScopeList } from "../consent-page.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";

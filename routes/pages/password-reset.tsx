@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { callAuth, readForm, upstreamMessage } from "./form-replay.js";
 import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
 import { html } from "./render.js";
-import { ForgotPasswordPage, ResetPasswordPage } from "./sign-in.js";
+import { ForgotPasswordPage, ResetPasswordPage } from "./sign-in-page.js";
 
 const showForgotPassword = (c: PageContext) => html(c, <ForgotPasswordPage />);
 

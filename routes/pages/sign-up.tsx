@@ -3,8 +3,8 @@ import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay
 import { signedOAuthQuery } from "./oauth-query.js";
 import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
 import { html, redirectWith } from "./render.js";
-import { withQuery } from "./sign-in-routes.js";
-import { SignUpPage } from "./sign-in.js";
+import { withQuery } from "./sign-in.js";
+import { SignUpPage } from "./sign-in-page.js";
 
 function showSignUp(c: PageContext) {
   const q = signedOAuthQuery(new URL(c.req.url).searchParams);
