@@ -67,7 +67,10 @@ export const LIMITS = {
   backupSync: { key: "ip", points: 20, windowSeconds: 60, setting: null, where: "POST /api/backup/sync (spec: 20 a minute per IP)" },
   backupSignedRead: { key: "ip", points: 20, windowSeconds: 60, setting: null, where: "Bitcoin-Auth signed reads of /api/backup" },
   profileWrite: { key: "user", points: 60, windowSeconds: 60, setting: null, where: "writes to /api/user/* and /api/bap/*" },
-  domainVerify: { key: "user", points: 20, windowSeconds: 60, setting: null, where: "domain verification checks (/api/domain-verifications/:id/verify)" },
+  domainVerify: {
+    key: "user", points: 20, windowSeconds: 60, setting: "DOMAIN_VERIFICATION_RATE_LIMIT",
+    where: "domain verification checks (/api/domain-verifications/:id/verify), each a DNS query or an outbound fetch",
+  },
   mutualAuthHandshake: { key: "ip", points: 30, windowSeconds: 60, setting: null, where: "BRC-103 handshakes at /.well-known/auth (each holds a session in memory)" },
 } as const satisfies Record<string, LimitRule>;
 
