@@ -180,6 +180,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
       challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
       challengeTtlMs: domains.challengeTtl * 1000,
       validityMs: domains.validity * 1000,
+      maxPending: domains.maxPending,
       verifyLimiter: limits?.domainVerify ?? null,
     }),
   );

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { parseAuthToken } from "bitcoin-auth";
 import type { LimitName } from "./limits.js";
 import type { LimitResult, Limiters } from "./rate-limit.js";
-import { CLIENT_IP_HEADER } from "./transport.js";
+import { AGENT_OPTIONAL_AUTH_PATHS, CLIENT_IP_HEADER } from "./transport.js";
 import { rawFormOf } from "./validate.js";
 
 /**
@@ -13,11 +13,20 @@ import { rawFormOf } from "./validate.js";
  * Two kinds of limit:
  * - per address (people without credentials): each request is counted before it runs;
  * - per credential (clients, tokens, agents, keys, sessions): the address's failed
- *   authentications and the credential's budget are checked first; after the answer, a failure
- *   counts against the address (`authFailures`) and anything else against the credential. A
- *   caller naming someone else's client_id or key with a bad secret or signature never spends
- *   that client's budget. (Checked before, counted after: concurrent requests may pass the
- *   budget by as many as are in flight, which is harmless at these sizes.)
+ *   authentications and the credential's budget are checked first, and one of them is counted
+ *   after the answer. (Checked before, counted after: concurrent requests may pass the budget
+ *   by as many as are in flight, which is harmless at these sizes.)
+ *
+ * A credential that anyone may name (a client_id, a public key, an agent's or host's id) is
+ * charged only when the answer proves it was verified (`verifies`): a 2xx or 3xx from a route
+ * that authenticates it, or a device grant's polling answer. Any other answer counts against
+ * the caller's address: a 4xx as a failed authentication (`authFailures`), a 5xx (ours, not
+ * the caller's) as a request without a credential. So a malformed body, a forged signature or
+ * an unverified JWT `sub` naming someone else's credential never spends its budget. Where a
+ * route serves a bare client_id or an optional JWT, that is no credential at all. A credential
+ * that only its holder can name (a bearer token or session, keyed by a digest of the secret
+ * itself) keeps the simpler rule: a recognised authentication failure counts against the
+ * address, anything else against the credential.
  */
 
 /** One counter to apply: a row of lib/limits.ts and the key within it. */
@@ -29,7 +38,19 @@ interface Count {
 /** What a request is limited by: counts made before it runs, and at most one per-credential count. */
 interface Plan {
   before: Count[];
-  credential?: { limit: LimitName; key: string };
+  credential?: CredentialCount;
+}
+
+/** The credential a request presents: its counter key, and whether someone else could name it. */
+interface Credential {
+  key: string;
+  /** A public identifier (client_id, public key, agent or host id), not a secret or the address. */
+  named: boolean;
+}
+
+interface CredentialCount extends Credential {
+  limit: CredentialLimit;
+  path: string;
 }
 
 type CredentialLimit = "client" | "token" | "agent" | "session" | "keySignIn";
@@ -88,62 +109,85 @@ function signedSessionOf(req: Request, secret: string): string | undefined {
   return given.length === expected.length && timingSafeEqual(given, expected) ? token : undefined;
 }
 
-/** RFC 6749 §2.3.1: the client_id of Basic credentials, else of the form or JSON body. */
-async function clientIdOf(req: Request): Promise<string | undefined> {
+/**
+ * RFC 6749 §2.3.1: the client_id of Basic credentials, else of the form or JSON body, and
+ * whether the client authenticates (a secret, or an RFC 7523 assertion) or only names itself.
+ */
+async function clientOf(req: Request): Promise<{ id: string | undefined; authenticates: boolean }> {
   const header = req.headers.get("authorization");
   if (header && /^basic /i.test(header)) {
     const decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     if (colon > 0) {
       try {
-        return decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " "));
+        return { id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " ")), authenticates: colon < decoded.length - 1 };
       } catch {
-        return undefined;
+        return { id: undefined, authenticates: false };
       }
     }
   }
   const form = rawFormOf(req);
-  if (form !== undefined) return new URLSearchParams(form).get("client_id") ?? undefined;
-  if (!req.headers.get("content-type")?.includes("json")) return undefined;
-  const body = (await req.clone().json().catch(() => null)) as { client_id?: unknown } | null;
-  return typeof body?.client_id === "string" ? body.client_id : undefined;
+  if (form !== undefined) {
+    const params = new URLSearchParams(form);
+    return { id: params.get("client_id") ?? undefined, authenticates: Boolean(params.get("client_secret") || params.get("client_assertion")) };
+  }
+  if (!req.headers.get("content-type")?.includes("json")) return { id: undefined, authenticates: false };
+  const body = (await req.clone().json().catch(() => null)) as { client_id?: unknown; client_secret?: unknown; client_assertion?: unknown } | null;
+  return { id: typeof body?.client_id === "string" ? body.client_id : undefined, authenticates: Boolean(body?.client_secret || body?.client_assertion) };
 }
 
-/** The agent (or host) an agent JWT speaks for, from its claims; verified by agent-auth after. */
+/**
+ * The agent or host an agent-auth JWT speaks for, unverified: an agent JWT (`typ` agent+jwt) is
+ * checked against its `sub`'s key, a host JWT (host+jwt) against its `iss`'s, so a host's JWT
+ * naming an agent in `sub` is counted as the host's.
+ */
 function agentOf(token: string): string | undefined {
-  const payload = token.split(".")[1];
-  if (!payload) return undefined;
+  const parts = token.split(".");
+  // agent-auth reads only three-part JWTs as agent or host JWTs.
+  if (parts.length !== 3) return undefined;
+  const [header, payload] = parts as [string, string, string];
   try {
+    const { typ } = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { typ?: unknown };
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { sub?: unknown; iss?: unknown };
-    const id = typeof claims.sub === "string" ? claims.sub : typeof claims.iss === "string" ? claims.iss : undefined;
-    return id && id.length <= 200 ? id : undefined;
+    const [kind, id] = typ === "host+jwt" ? ["host", claims.iss] : ["agent", claims.sub];
+    return typeof id === "string" && id.length <= 200 ? `${kind}:${id}` : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The credential a request presents for a per-credential limit, or undefined when it has none. */
-async function credentialOf(req: Request, limit: CredentialLimit, secret: string): Promise<string | undefined> {
+/**
+ * Routes that serve a client without authenticating it when it sends no secret (RFC 7009 §2.1
+ * revocation by a public client, RFC 8628 §3.1 device authorization): a bare client_id there
+ * is no credential. The token endpoint is not one: its 2xx needs a grant issued to the client.
+ */
+const CLIENT_ID_SUFFICES = new Set(["/oauth2/revoke", "/device/code"]);
+
+/** The credential a request presents for a per-credential limit on `path`, or undefined when it has none. */
+async function credentialOf(req: Request, limit: CredentialLimit, path: string, secret: string): Promise<Credential | undefined> {
   const bearer = bearerOf(req);
   switch (limit) {
     case "client": {
-      const id = await clientIdOf(req);
-      return id && id.length <= 512 ? `client:${id}` : undefined;
+      const { id, authenticates } = await clientOf(req);
+      if (!id || id.length > 512 || (!authenticates && CLIENT_ID_SUFFICES.has(path))) return undefined;
+      return { key: `client:${id}`, named: true };
     }
     case "token":
-      return bearer ? `token:${digest(bearer)}` : undefined;
+      return bearer ? { key: `token:${digest(bearer)}`, named: false } : undefined;
     case "agent": {
-      const agent = bearer ? agentOf(bearer) : undefined;
-      return agent ? `agent:${agent}` : bearer ? `token:${digest(bearer)}` : undefined;
+      // A JWT that agent-auth takes only optionally there is no credential (lib/transport.ts).
+      if (!bearer || AGENT_OPTIONAL_AUTH_PATHS.has(path)) return undefined;
+      const agent = agentOf(bearer);
+      return agent ? { key: agent, named: true } : { key: `token:${digest(bearer)}`, named: false };
     }
     case "keySignIn": {
       const token = req.headers.get("x-auth-token");
       const pubkey = token && token.length <= 1024 ? parseAuthToken(token)?.pubkey : undefined;
-      return pubkey ? `key:${pubkey}` : undefined;
+      return pubkey ? { key: `key:${pubkey}`, named: true } : undefined;
     }
     case "session": {
       const session = signedSessionOf(req, secret) ?? bearer;
-      return session ? `session:${digest(session)}` : undefined;
+      return session ? { key: `session:${digest(session)}`, named: false } : undefined;
     }
   }
 }
@@ -151,14 +195,49 @@ async function credentialOf(req: Request, limit: CredentialLimit, secret: string
 /** OAuth errors that mean the credential was wrong (RFC 6749 §5.2), not that the client asked too early. */
 const CREDENTIAL_ERRORS = new Set(["invalid_client", "invalid_grant", "invalid_token", "unauthorized_client"]);
 
-/** A failed authentication: counted per address, never against the named credential. */
+const oauthErrorOf = async (res: Response) => ((await res.clone().json().catch(() => null)) as { error?: unknown } | null)?.error;
+
+/** A failed authentication with a held credential (or none): counted per address, not against it. */
 async function isAuthFailure(res: Response, limit: LimitName): Promise<boolean> {
   if (res.status === 401) return true;
-  // Key sign-in answers 403 for a key that holds no identity: a guess as much as a bad signature.
-  if (res.status === 403 && limit === "keySignIn") return true;
   if (res.status !== 400 || (limit !== "client" && limit !== "token")) return false;
-  const body = (await res.clone().json().catch(() => null)) as { error?: unknown } | null;
-  return typeof body?.error === "string" && CREDENTIAL_ERRORS.has(body.error);
+  const error = await oauthErrorOf(res);
+  return typeof error === "string" && CREDENTIAL_ERRORS.has(error);
+}
+
+/**
+ * RFC 8628 §3.5's answers to a device_code grant. better-auth gives them only once the device
+ * code is found and its client authenticated as the one it was issued to (redeemDeviceCode runs
+ * authorizeRedemption first), so they prove the client: a device polling is charged to it.
+ */
+const DEVICE_GRANT_ANSWERS = new Set(["authorization_pending", "slow_down", "access_denied", "expired_token"]);
+
+/**
+ * Whether the answer proves a named credential was verified. Every route it is named on
+ * authenticates it before any 2xx or 3xx (credentialOf leaves out the routes that serve a bare
+ * client_id or an optional JWT): key sign-in and sign-up check the signature, the token
+ * endpoint a grant issued to the client (and its secret, if it has one), introspection and a
+ * secret-bearing revocation or device authorization the secret, agent-auth the JWT. A 4xx
+ * proves nothing: better-call refuses a malformed body before any of those checks, and the
+ * answer does not say which came first, so even an authenticated client's invalid_request is
+ * charged to its address.
+ */
+async function verifies(res: Response, credential: CredentialCount): Promise<boolean> {
+  if (res.status < 400) return true;
+  if (res.status !== 400 || credential.limit !== "client" || credential.path !== "/oauth2/token") return false;
+  return DEVICE_GRANT_ANSWERS.has((await oauthErrorOf(res)) as string);
+}
+
+/** After the answer: the counter it is charged to (see the top of this file). */
+async function charge(limiters: Limiters, res: Response, credential: CredentialCount, address: string): Promise<void> {
+  if (!credential.named) {
+    if (await isAuthFailure(res, credential.limit)) await limiters.authFailures.hit(address);
+    else await limiters[credential.limit].hit(credential.key);
+  } else if (await verifies(res, credential)) await limiters[credential.limit].hit(credential.key);
+  else if (res.status < 500) await limiters.authFailures.hit(address);
+  // A server error is ours: counted as a request without a credential, not as a failure, so an
+  // outage does not hold every client behind an address back for the rest of its minute.
+  else await limiters[credential.limit].hit(`ip:${address}`);
 }
 
 /**
@@ -198,9 +277,9 @@ export function limitAuthHandler(handler: (req: Request) => Promise<Response>, l
     // is no failure there). A cookie's signature is checked here, so a signed one needs none.
     const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" && !cookieSession ? "sessionAddress" : null;
     const before: Count[] = ceiling ? [{ limit: ceiling, key: address }] : [];
-    // No credential at all: counted per address at the credential's budget (it is bound to fail).
-    const key = (await credentialOf(req, limit as CredentialLimit, options.secret)) ?? `ip:${address}`;
-    return { before, credential: { limit, key } };
+    // No credential at all: counted per address at the credential's budget.
+    const credential = (await credentialOf(req, limit as CredentialLimit, path, options.secret)) ?? { key: `ip:${address}`, named: false };
+    return { before, credential: { ...credential, limit: limit as CredentialLimit, path } };
   }
 
   return async function limitedHandler(req: Request): Promise<Response> {
@@ -217,8 +296,7 @@ export function limitAuthHandler(handler: (req: Request) => Promise<Response>, l
     if (!failures.allowed) return tooManyRequests(failures);
     if (!budget.allowed) return tooManyRequests(budget);
     const res = await handler(req);
-    if (await isAuthFailure(res, credential.limit)) await limiters.authFailures.hit(address);
-    else await limiters[credential.limit].hit(credential.key);
+    await charge(limiters, res, credential, address);
     return res;
   };
 }

@@ -70,6 +70,7 @@ const EnvSchema = v.object({
   DOMAIN_VERIFICATION_CHALLENGE_TTL: Seconds(7 * 24 * 3600),
   DOMAIN_VERIFICATION_VALIDITY: Seconds(90 * 24 * 3600),
   DOMAIN_VERIFICATION_HTTPS_PORT: v.pipe(v.optional(v.string(), "443"), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535)),
+  DOMAIN_VERIFICATION_MAX_PENDING: v.pipe(v.optional(v.string(), "20"), v.transform(Number), v.integer("must be a whole number of verifications"), v.minValue(1), v.maxValue(1000)),
   CLIENT_METADATA_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
   ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
@@ -145,10 +146,11 @@ export interface Config {
   readonly outboundExtraCa: string | undefined;
   /**
    * Domain verification (plugins/domain-verification): the DNS servers asked for TXT records
-   * (empty: the system's), how long a challenge may be met and a verification holds (s), and
-   * the port the https method fetches from (443 but in tests).
+   * (empty: the system's), how long a challenge may be met and a verification holds (s), the
+   * port the https method fetches from (443 but in tests), and how many verifications one
+   * person may hold pending (its checks a minute are the `domainVerify` limit).
    */
-  readonly domainVerification: { readonly resolverServers: readonly string[]; readonly challengeTtl: number; readonly validity: number; readonly httpsPort: number };
+  readonly domainVerification: { readonly resolverServers: readonly string[]; readonly challengeTtl: number; readonly validity: number; readonly httpsPort: number; readonly maxPending: number };
   /** Client ID metadata documents: deadline of one fetch (ms). */
   readonly clientMetadataTimeoutMs: number;
   /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
@@ -376,6 +378,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       challengeTtl: e.DOMAIN_VERIFICATION_CHALLENGE_TTL,
       validity: e.DOMAIN_VERIFICATION_VALIDITY,
       httpsPort: e.DOMAIN_VERIFICATION_HTTPS_PORT,
+      maxPending: e.DOMAIN_VERIFICATION_MAX_PENDING,
     }),
     clientMetadataTimeoutMs: e.CLIENT_METADATA_TIMEOUT,
     ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),

@@ -11,8 +11,9 @@
  * - `client`: the OAuth client (client_id of the Basic credentials or the form), `token`: the
  *   bearer token presented, `agent`: the agent or host of an agent JWT, `key`: the public key of
  *   a Bitcoin-Auth token, `session`: the session token, `user`: the signed-in user.
- *   These count only answers that were not authentication failures; the failures count per IP
- *   in `authFailures`, so a caller naming someone else's client or key never spends its budget.
+ *   A client, key or agent is charged only for answers that prove it was verified; the rest
+ *   count per IP (`authFailures`), so a caller naming someone else's never spends its budget
+ *   (lib/auth-limits.ts).
  */
 export type LimitKey = "ip" | "client" | "token" | "agent" | "key" | "session" | "user";
 
@@ -60,13 +61,16 @@ export const LIMITS = {
   keySignInAddress: { key: "ip", points: 1000, windowSeconds: 60, setting: "KEY_SIGN_IN_IP_RATE_LIMIT", where: "the same routes, per client address: a ceiling for a whole fleet behind one NAT" },
   authFailures: {
     key: "ip", points: 100, windowSeconds: 60, setting: "AUTH_FAILURE_RATE_LIMIT",
-    where: "failed authentications on the per-credential routes above (401, invalid_grant, refused keys), per client address; past it those routes answer 429 to that address",
+    where: "failed authentications on the per-credential routes above (401, invalid_grant, and any 4xx that did not verify the client, key or agent it names), per client address; past it those routes answer 429 to that address",
   },
   // --- our own routes (spec, Limits) -----------------------------------------------------------
   backupSync: { key: "ip", points: 20, windowSeconds: 60, setting: null, where: "POST /api/backup/sync (spec: 20 a minute per IP)" },
   backupSignedRead: { key: "ip", points: 20, windowSeconds: 60, setting: null, where: "Bitcoin-Auth signed reads of /api/backup" },
   profileWrite: { key: "user", points: 60, windowSeconds: 60, setting: null, where: "writes to /api/user/* and /api/bap/*" },
-  domainVerify: { key: "user", points: 20, windowSeconds: 60, setting: null, where: "domain verification checks (/api/domain-verifications/:id/verify)" },
+  domainVerify: {
+    key: "user", points: 20, windowSeconds: 60, setting: "DOMAIN_VERIFICATION_RATE_LIMIT",
+    where: "domain verification checks (/api/domain-verifications/:id/verify), each a DNS query or an outbound fetch",
+  },
   mutualAuthHandshake: { key: "ip", points: 30, windowSeconds: 60, setting: null, where: "BRC-103 handshakes at /.well-known/auth (each holds a session in memory)" },
 } as const satisfies Record<string, LimitRule>;
 

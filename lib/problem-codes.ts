@@ -71,6 +71,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   OAUTH_CLIENT_NOT_OWNED: { status: 403, detail: "That OAuth client is not yours: register it while signed in to tie a domain to it." },
   /** domain verification: no such record among the caller's. */
   DOMAIN_VERIFICATION_NOT_FOUND: { status: 404, detail: "You have no domain verification with that id." },
+  /** domain verification: the person holds DOMAIN_VERIFICATION_MAX_PENDING verifications not yet verified whose challenges still run. */
+  DOMAIN_VERIFICATION_PENDING_LIMIT: { status: 409, detail: "You hold as many pending domain verifications as you may: verify one, or wait until a challenge expires." },
   /** domain verification: the challenge ran out before it was met; start a new one. */
   DOMAIN_CHALLENGE_EXPIRED: { status: 409, detail: "This challenge has expired; create a new domain verification." },
   /** domain verification: the record or file was not found, or did not hold the token (the detail says which). */

@@ -20,7 +20,9 @@ import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware
  *   POST /{id}/verify    looks for the challenge's record or file; verified until the validity runs out
  *   GET  /?bapId         the records of one of your profiles
  *
- * Someone else's profile or record answers like a missing one.
+ * Someone else's profile or record answers like a missing one. Each check is a DNS query or an
+ * outbound fetch, so a person is bounded twice: checks a minute (`domainVerify`, 429) and
+ * verifications held pending (DOMAIN_VERIFICATION_MAX_PENDING, 409).
  */
 export interface DomainVerificationDeps {
   auth: Auth;
@@ -31,6 +33,8 @@ export interface DomainVerificationDeps {
   /** DOMAIN_VERIFICATION_CHALLENGE_TTL and DOMAIN_VERIFICATION_VALIDITY, in milliseconds. */
   challengeTtlMs: number;
   validityMs: number;
+  /** DOMAIN_VERIFICATION_MAX_PENDING: verifications one person may hold pending. */
+  maxPending: number;
   /** Checks per user per minute: each one is a DNS query or an outbound fetch. */
   verifyLimiter: Limiter | null;
 }
@@ -80,6 +84,19 @@ async function ownedIdentity(c: C, bapId: string) {
   return row;
 }
 
+/**
+ * The pending cap: a pending verification may be checked again and again until its challenge
+ * runs out. Counted before the insert, so concurrent requests may pass it by as many as are in
+ * flight, which is harmless at this size.
+ */
+async function refuseOverPendingCap(c: C, userId: string, now: Date) {
+  const { maxPending } = c.var.deps;
+  const { count, firstExpiry } = await verifications.pendingVerifications(c.var.deps.db, userId, now);
+  if (count < maxPending) return;
+  const detail = `You hold ${count} pending domain verifications (at most ${maxPending}): verify one, or wait until the first challenge expires${firstExpiry ? ` at ${firstExpiry.toISOString()}` : ""}.`;
+  throw problem(PROBLEM_CODES.DOMAIN_VERIFICATION_PENDING_LIMIT, { detail });
+}
+
 async function create(c: C) {
   const { value: body } = await readJson(c, Create, 4 * 1024);
   const { db, challengeTtlMs } = c.var.deps;
@@ -90,6 +107,7 @@ async function create(c: C) {
   // could otherwise lend their verified domain to someone else's look-alike app.
   if (body.oauthClientId && !(await verifications.ownsClient(db, userId, body.oauthClientId))) throw problem(PROBLEM_CODES.OAUTH_CLIENT_NOT_OWNED);
   const now = new Date();
+  await refuseOverPendingCap(c, userId, now);
   const record = await verifications.createVerification(
     db,
     userId,

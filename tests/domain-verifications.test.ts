@@ -226,3 +226,54 @@ describe("who may do what", () => {
     expectProblem(await create(server, person, { domain: uniqueDomain(), method: "email" }), 400);
   });
 });
+
+describe("caps per person", () => {
+  // 3 verifications held pending and 3 checks a minute per person; rate limits on.
+  const capped = useTestServer(() => ({
+    ...settings(),
+    OUTBOUND_ALLOW_PRIVATE: "true",
+    RATE_LIMIT_ENABLED: "true",
+    DOMAIN_VERIFICATION_MAX_PENDING: "3",
+    DOMAIN_VERIFICATION_RATE_LIMIT: "3",
+  }));
+
+  it("refuses a verification past DOMAIN_VERIFICATION_MAX_PENDING pending ones with 409, until one is verified or expires", async () => {
+    const person = await personWithIdentity(capped);
+    const held = [];
+    for (let i = 0; i < 3; i++) held.push((await create(capped, person, { domain: uniqueDomain() })).json);
+    expect(held.map((r) => r.status)).toEqual(["pending", "pending", "pending"]);
+    const refused = await create(capped, person, { domain: uniqueDomain() });
+    expectProblem(refused, 409, "DOMAIN_VERIFICATION_PENDING_LIMIT");
+    expect(refused.json.detail).toContain("3 pending");
+    // A failed check leaves it pending (it may still be met): still refused.
+    expectProblem(await verify(capped, person, held[0].id), 422, "DOMAIN_NOT_VERIFIED");
+    expectProblem(await create(capped, person, { domain: uniqueDomain(), method: "https" }), 409, "DOMAIN_VERIFICATION_PENDING_LIMIT");
+    // Someone else holds none.
+    expect((await create(capped, await personWithIdentity(capped), { domain: uniqueDomain() })).status).toBe(201);
+
+    // A verified one no longer counts...
+    dns.setTxt(held[1].challenge.name, [[held[1].challenge.value]]);
+    expect((await verify(capped, person, held[1].id)).status).toBe(200);
+    const fourth = await create(capped, person, { domain: uniqueDomain() });
+    expect(fourth.status).toBe(201);
+    expectProblem(await create(capped, person, { domain: uniqueDomain() }), 409, "DOMAIN_VERIFICATION_PENDING_LIMIT");
+    // ...nor one whose challenge ran out.
+    await setDate(capped, held[2].id, "challengeExpiresAt", new Date(Date.now() - 1000));
+    expect((await create(capped, person, { domain: uniqueDomain() })).status).toBe(201);
+  });
+
+  it("answers 429 with Retry-After past DOMAIN_VERIFICATION_RATE_LIMIT checks a minute, without looking the domain up", async () => {
+    const person = await personWithIdentity(capped);
+    const { json: record } = await create(capped, person, { domain: uniqueDomain() });
+    for (let i = 0; i < 3; i++) expectProblem(await verify(capped, person, record.id), 422, "DOMAIN_NOT_VERIFIED");
+    const asked = dns.questions.filter((q) => q === record.challenge.name).length;
+    const refused = await verify(capped, person, record.id);
+    expectProblem(refused, 429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(dns.questions.filter((q) => q === record.challenge.name).length).toBe(asked);
+    // Per person: another one's checks go on.
+    const other = await personWithIdentity(capped);
+    const { json: theirs } = await create(capped, other, { domain: uniqueDomain() });
+    expectProblem(await verify(capped, other, theirs.id), 422, "DOMAIN_NOT_VERIFIED");
+  });
+});

@@ -29,6 +29,11 @@ describe("the limits table", () => {
     for (const [, rule] of rules) if (rule.setting) expect(example).toMatch(new RegExp(`^${rule.setting}=${rule.points}$`, "m"));
   });
 
+  it("is docs/configuration.md's: every setting with the table's default", () => {
+    const reference = readFileSync(join(root, "docs/configuration.md"), "utf8");
+    for (const [, rule] of rules) if (rule.setting) expect(reference).toContain(`| \`${rule.setting}\` | \`${rule.points}\` |`);
+  });
+
   it("reads each setting, and RATE_LIMIT_ENABLED=false turns them all off", () => {
     const dir = mkdtempSync(join(tmpdir(), "idp-limits-"));
     const base = { NODE_ENV: "test", BETTER_AUTH_SECRET: "x".repeat(32), DATA_DIR: dir };

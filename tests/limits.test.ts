@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentKit, ed25519 } from "./helpers/agents.js";
 import { enrolKey, keySignIn, newIdentity } from "./helpers/bap.js";
 import { useTestServer } from "./helpers/fixtures.js";
 import { authorize, fullCodeFlow, pkce, REDIRECT, registerClient, signUp } from "./helpers/oauth.js";
@@ -146,6 +147,22 @@ describe("failed client authentication", () => {
     expect((await introspect(authorization, real)).status).toBe(200);
   });
 
+  it("a device polling for its grant is charged to its client, not counted as failures at its address", { timeout: 30_000 }, async () => {
+    const grant = "urn:ietf:params:oauth:grant-type:device_code";
+    const client = await registerClient(server, { client_name: "TV", redirect_uris: undefined, application_type: undefined, grant_types: [grant], response_types: [], token_endpoint_auth_method: "none" });
+    const ip = uniqueClientIp();
+    const code = await postForm(server, "/api/auth/device/code", { client_id: client.client_id, scope: "openid" }, { "x-forwarded-for": ip });
+    expect(code.status).toBe(200);
+    // RFC 8628 §3.5: answered only for the client's own device code. 25 polls: past the address's 20 failures.
+    const answers: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const res = await postForm(server, "/api/auth/oauth2/token", { grant_type: grant, device_code: code.json.device_code, client_id: client.client_id }, { "x-forwarded-for": ip });
+      answers.push(`${res.status} ${res.json?.error}`);
+    }
+    expect(answers[0]).toBe("400 authorization_pending");
+    expect(answers.slice(1)).toEqual(Array(24).fill("400 slow_down"));
+  });
+
   it("a client's own budget is per client, whatever its address", { timeout: 30_000 }, async () => {
     const { authorization, accessToken } = await confidentialGrant(server);
     // One request after another, each from an address of its own: the client's 50 a second hold across them.
@@ -157,6 +174,86 @@ describe("failed client authentication", () => {
     expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
     // 50 a second, one of which went to the code exchange just before.
     expect(statuses.length).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe("a credential's budget pays only for answers that verified it", () => {
+  // Small budgets: 3 key sign-ins a minute, 5 requests a second per client and per agent.
+  const limits = { KEY_SIGN_IN_RATE_LIMIT: "3", CLIENT_RATE_LIMIT: "5", AGENT_RATE_LIMIT: "5" };
+  const server = useTestServer({ RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", ...limits });
+  const kit = agentKit(() => server);
+  const from = (ip: string) => ({ "x-forwarded-for": ip });
+
+  it("keys: a forged signature over a malformed body, past the key's budget, never keeps its holder out", { timeout: 30_000 }, async () => {
+    const victim = newIdentity();
+    expect((await enrolKey(server, victim)).status).toBe(200);
+    // Member keys are public: the token names the victim's key, its signature is made up, the body is not JSON.
+    const forged = (path: string) => `${victim.pubkey}|brc77|${new Date().toISOString()}|${path}|${Buffer.alloc(65, 7).toString("base64")}`;
+    const attacker = uniqueClientIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      for (const path of ["/api/auth/sign-in/sigma", "/api/auth/sign-up/sigma"]) {
+        statuses.push((await server.api(path, { body: "not json", headers: { ...from(attacker), "x-auth-token": forged(path) } })).status);
+      }
+    }
+    expect((await keySignIn(server, victim)).status).toBe(200);
+    expect(countOf(statuses)).toEqual({ 400: 8 });
+  });
+
+  it("clients: malformed requests naming a client, and a public client's revocations, never spend its budget", { timeout: 30_000 }, async () => {
+    const { authorization, accessToken, client } = await confidentialGrant(server);
+    const { client: publicClient, tokens } = await fullCodeFlow(server);
+    const attacker = uniqueClientIp();
+    const seen = { introspect: [] as number[], token: [] as number[], revoke: [] as number[] };
+    for (let i = 0; i < 6; i++) {
+      // The victim's client_id with a made-up secret and no token: 400 invalid_request before the secret is checked.
+      seen.introspect.push((await postForm(server, "/api/auth/oauth2/introspect", {}, { ...from(attacker), authorization: basic(client.client_id, "made-up") })).status);
+      seen.token.push((await postForm(server, "/api/auth/oauth2/token", { grant_type: "made-up", client_id: client.client_id }, from(attacker))).status);
+      // RFC 7009 §2.1, §2.2: a public client sends no secret, and an unknown token still gets 200; nothing was verified.
+      seen.revoke.push((await postForm(server, "/api/auth/oauth2/revoke", { token: randomUUID(), client_id: publicClient.client_id }, from(attacker))).status);
+    }
+    const real = uniqueClientIp();
+    expect((await postForm(server, "/api/auth/oauth2/introspect", { token: accessToken }, { ...from(real), authorization })).status).toBe(200);
+    const refreshed = await postForm(server, "/api/auth/oauth2/token", { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: publicClient.client_id }, from(real));
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(seen.introspect).toEqual(Array(6).fill(400));
+    expect(seen.token).toEqual(Array(6).fill(400));
+    // The revocations are counted at the attacker's address, at the client budget: past 5 a second they are refused there.
+    expect(seen.revoke.every((s) => s === 200 || s === 429)).toBe(true);
+  });
+
+  it("agents: a JWT naming an agent without its signature never spends the agent's budget", { timeout: 30_000 }, async () => {
+    const owner = await signUp(server);
+    const host = await kit.enrolledHost(owner.cookie);
+    const victim = await kit.approvedAgent(owner.cookie, host, ["profile.read"]);
+    // Another person's host, with a pending agent of its own: its JWTs are verified, but as the host's.
+    const other = await signUp(server);
+    const otherHost = await kit.enrolledHost(other.cookie);
+    const registered = await kit.bearer("/api/auth/agent/register", await kit.hostJwt(otherHost.hostId, otherHost.hostKey, { agent_public_key: (await ed25519()).jwk }), { name: "Other", capabilities: ["profile.read"] });
+    expect(registered.status).toBe(200);
+
+    const impostor = await ed25519(); // signs as the victim agent with a key that is not its
+    const forged = () => kit.agentJwt({ ...victim, key: impostor });
+    const hostNamingVictim = () => kit.hostJwt(otherHost.hostId, otherHost.hostKey, { sub: victim.id });
+    const attacker = uniqueClientIp();
+    const send = async (path: string, jwt: string, body?: unknown) =>
+      (await server.api(path, { headers: { ...from(attacker), authorization: `Bearer ${jwt}` }, ...(body === undefined ? {} : { body }) })).status;
+    const jwts = await Promise.all(Array.from({ length: 6 }, async () => [await forged(), await forged(), await hostNamingVictim()] as const));
+    const seen = { list: [] as number[], execute: [] as number[], status: [] as number[] };
+    for (const [listing, executing, hosted] of jwts) {
+      // /capability/list takes a JWT optionally: a bad one is ignored there and the list served (200).
+      seen.list.push(await send("/api/auth/capability/list", listing));
+      // A malformed body is refused (400) before agent-auth looks at the JWT.
+      seen.execute.push(await send("/api/auth/capability/execute", executing, "{not json"));
+      // The host's JWT is verified, as the host's: its 200s are the host's to pay for, not the agent's in `sub`.
+      seen.status.push(await send(`/api/auth/agent/status?agent_id=${registered.json.agent_id}`, hosted));
+    }
+    const real = await server.api("/api/auth/agent/session", { headers: { ...from(uniqueClientIp()), authorization: `Bearer ${await kit.agentJwt(victim)}` } });
+    expect(real.status, real.text).toBe(200);
+    expect(seen.execute).toEqual(Array(6).fill(400));
+    // The listings are counted at the attacker's address and the status reads at the other host, each at the agent
+    // budget (5 a second): past it those are refused, and only those.
+    expect([...seen.list, ...seen.status].every((s) => s === 200 || s === 429)).toBe(true);
   });
 });
 

@@ -16,7 +16,7 @@ export const domainVerificationPaths: Paths = {
       summary: "Start a domain verification (dns or https): answers the challenge to put in place",
       security: SESSION,
       requestBody: jsonBody(Create),
-      responses: { 201: jsonResponse("The record with its challenge."), ...problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED, 403: "The OAuth client is not yours.", 404: "No such identity of yours." }) },
+      responses: { 201: jsonResponse("The record with its challenge."), ...problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED, 403: "The OAuth client is not yours.", 404: "No such identity of yours.", 409: "You hold DOMAIN_VERIFICATION_MAX_PENDING pending verifications already." }) },
     },
   },
   "/api/domain-verifications/{id}/verify": {

@@ -2,6 +2,7 @@ import { AGENT_AUTH_ERROR_CODES, agentError } from "@better-auth/agent-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { decodeJwt } from "jose";
 import type { ReplayCache } from "../../lib/bitcoin-auth.js";
+import { AGENT_OPTIONAL_AUTH_PATHS } from "../../lib/transport.js";
 
 /**
  * Host JWTs are single use. Agent Auth Protocol §4.6 and §8.4: every JWT MUST carry a `jti`
@@ -19,8 +20,6 @@ import type { ReplayCache } from "../../lib/bitcoin-auth.js";
 /** agent-auth's jwtMaxAge (60 s) plus its clock-skew tolerance (30 s): a token is never fresh for longer. */
 const RECORD_MS = (60 + 30) * 1000;
 const MAX_JTI_LENGTH = 256;
-/** agent-auth swallows JWT failures on these and answers as for an anonymous caller. */
-const OPTIONAL_AUTH_PATHS = new Set(["/capability/list", "/capability/describe"]);
 
 export function hostJwtReplayGuard(replay: ReplayCache) {
   return {
@@ -41,7 +40,7 @@ export function hostJwtReplayGuard(replay: ReplayCache) {
       if (typeof jti !== "string" || !jti || jti.length > MAX_JTI_LENGTH) refusal = agentError("UNAUTHORIZED", AGENT_AUTH_ERROR_CODES.INVALID_JWT, undefined, challenge);
       else if (!(await replay.claim(`agent-host-jwt:${hostId}:${jti}`, RECORD_MS))) refusal = agentError("UNAUTHORIZED", AGENT_AUTH_ERROR_CODES.JWT_REPLAY, undefined, challenge);
       if (!refusal) return;
-      if (OPTIONAL_AUTH_PATHS.has(ctx.path ?? "")) {
+      if (AGENT_OPTIONAL_AUTH_PATHS.has(ctx.path ?? "")) {
         context.hostSession = undefined; // served as anonymous, like any other bad JWT there
         return;
       }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { asDate, rowReader } from "../../lib/db.js";
 
 /**
  * Every read and write of the `domainVerification` table. Reads by id take the caller's user
@@ -91,6 +91,21 @@ export async function createVerification(db: Kysely<any>, userId: string, input:
   };
   await db.insertInto("domainVerification").values(row).execute();
   return row;
+}
+
+/**
+ * The user's verifications that are pending: never verified, with a challenge that may still be
+ * met (a failed check does not end one). How many, and when the first of them runs out.
+ */
+export async function pendingVerifications(db: Kysely<any>, userId: string, now = new Date()): Promise<{ count: number; firstExpiry: Date | null }> {
+  const row = await db
+    .selectFrom("domainVerification")
+    .select((eb) => [eb.fn.countAll().as("count"), eb.fn.min("challengeExpiresAt").as("firstExpiry")])
+    .where("userId", "=", userId)
+    .where("verifiedAt", "is", null)
+    .where("challengeExpiresAt", ">", now)
+    .executeTakeFirst();
+  return { count: Number(row?.count ?? 0), firstExpiry: row?.firstExpiry ? asDate(row.firstExpiry) : null };
 }
 
 export async function findOwnedVerification(db: Kysely<any>, userId: string, id: string): Promise<DomainVerification | null> {
