@@ -65,7 +65,7 @@ async function personWithWallets(count: number) {
   const wallets: Wallet[] = [];
   for (let i = 0; i < count; i++) {
     const w = newWallet();
-    const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: walletToken(w), provider: "yours" } });
+    const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: walletToken(w, id.bapId), provider: "yours" } });
     expect(res.status, res.text).toBe(200);
     wallets.push(w);
   }
@@ -99,7 +99,7 @@ describe("the tier from the NFTs in connected wallets", () => {
     const second = newIdentity();
     expect((await registerIdentity(server, person.cookie, second)).status).toBe(201);
     const other = newWallet();
-    expect((await server.api(CONNECT, { cookie: person.cookie, body: { bapId: second.bapId, authToken: walletToken(other), provider: "1sat" } })).status).toBe(200);
+    expect((await server.api(CONNECT, { cookie: person.cookie, body: { bapId: second.bapId, authToken: walletToken(other, second.bapId), provider: "1sat" } })).status).toBe(200);
     indexer.script(person.wallets[0]!.address, { kind: "ok", txos: [txo(person.wallets[0]!.address, { collectionId: PLUS })] });
     indexer.script(other.address, { kind: "ok", txos: [txo(other.address, { collectionId: PRO })] });
     expect((await status(person.cookie)).json).toMatchObject({ tier: "pro", walletAddress: other.address });
@@ -172,7 +172,7 @@ describe("the mint after checkout", () => {
     // A second identity, not the primary one, with its own (primary) wallet: not where the NFT goes.
     const second = newIdentity();
     expect((await registerIdentity(server, person.cookie, second)).status).toBe(201);
-    expect((await server.api(CONNECT, { cookie: person.cookie, body: { bapId: second.bapId, authToken: walletToken(newWallet()), provider: "yours" } })).status).toBe(200);
+    expect((await server.api(CONNECT, { cookie: person.cookie, body: { bapId: second.bapId, authToken: walletToken(newWallet(), second.bapId), provider: "yours" } })).status).toBe(200);
 
     const started = await server.api("/api/subscription/checkout", { cookie: person.cookie, body: { tierId: "pro", interval: "monthly" } });
     expect(started.status, started.text).toBe(200);
