@@ -141,3 +141,20 @@ export async function until<T>(what: string, probe: () => Promise<T | null | und
 export const paymentOf = (target: TestServer, checkoutSessionId: string) =>
   target.db.selectFrom("subscriptionPayment").selectAll().where("checkoutSessionId", "=", checkoutSessionId).executeTakeFirst();
 export const jobOf = (target: TestServer, paymentId: string) => target.db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();
+type MintJobRow = NonNullable<Awaited<ReturnType<typeof jobOf>>>;
+
+/** Stripe reports the Checkout Session completed (signed with `webhookSecret`); the mint job it queued, once `ready` (by default: done). */
+export async function jobAfterPayment(target: TestServer, webhookSecret: string, session: { id: string }, opts: { ready?: (job: MintJobRow) => boolean; timeoutMs?: number } = {}) {
+  const ready = opts.ready ?? ((job) => job.status === "done");
+  const delivered = await webhook(target, signedEvent(webhookSecret, "checkout.session.completed", session));
+  if (delivered.status !== 200) throw new Error(`the webhook answered ${delivered.status}: ${delivered.text}`);
+  const payment = await until("the payment", () => paymentOf(target, session.id));
+  return until(
+    "the mint job",
+    async () => {
+      const job = await jobOf(target, payment.id);
+      return job && ready(job) ? job : null;
+    },
+    opts.timeoutMs,
+  );
+}
