@@ -35,6 +35,9 @@ let server: TestServer;
 /** Webhook secret set, but no Stripe key and no minting service. */
 let bare: TestServer;
 
+/** A buyer's wallet for which the minting service answers an origin that is no outpoint. */
+const ODD_WALLET = "1OddOriginWa11etxxxxxxxxxxxxxxxxx";
+
 const checkout = (body: unknown, cookie?: string, target = server) => target.api("/api/subscription/checkout", { body, cookie });
 
 
@@ -42,7 +45,7 @@ const checkout = (body: unknown, cookie?: string, target = server) => target.api
 describe("with Stripe and a minting service", () => {
   beforeAll(async () => {
     stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: Object.values(PRICES) });
-    mint = await startMintStandIn({ failFirst: 1 });
+    mint = await startMintStandIn({ failFirst: 1, originFor: (body) => (body.walletAddress === ODD_WALLET ? "TXID.0" : undefined) });
     server = await startTestServer(
       {
         STRIPE_SECRET_KEY: SECRET_KEY,
@@ -197,6 +200,16 @@ describe("with Stripe and a minting service", () => {
       // Done means done: later polls do not mint it again.
       await new Promise((r) => setTimeout(r, 400));
       expect(mint.requests.filter((r) => r.body.paymentId === job.paymentId)).toHaveLength(2);
+    });
+
+    it("does not complete a mint whose answer names no origin outpoint: no ordinal could ever count as that tier NFT", async () => {
+      const person = await signUp(server);
+      walletOf.set(person.user.id, ODD_WALLET);
+      const job = await jobAfterPayment(server, WEBHOOK_SECRET, completedCheckout(person.user.id, "plus"), { ready: (row) => /origin outpoint/.test(row.lastError ?? "") });
+      // Failed attempts (retried with backoff, then `failed` for manual handling), never done.
+      expect(job.status).not.toBe("done");
+      expect(job.nftOrigin).toBeNull();
+      expect(Number(job.attempts)).toBeGreaterThanOrEqual(2);
     });
 
     it("keeps the job waiting, with the reason, while the buyer has no connected wallet", async () => {
