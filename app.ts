@@ -166,7 +166,7 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
   // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
   // published Sigma client calls it (before the better-auth catch-all below).
-  const wallets = withDeps(walletRoutes, { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret });
+  const wallets = withDeps(walletRoutes, { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret, allowPathOnly: config.walletConnectAllowPathOnly });
   app.route("/api/wallet", wallets);
   app.route(`${BASE_PATH}/wallet`, wallets);
   const domains = config.domainVerification;

@@ -75,6 +75,7 @@ const EnvSchema = v.object({
   ORDINALS_API_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://ordinals.gorillapool.io"),
   ORDINALS_API_TIMEOUT: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(100), v.maxValue(30_000)),
   BITCOIN_AUTH_REQUIRE_HOST_BINDING: Bool,
+  WALLET_CONNECT_ALLOW_PATH_ONLY: Bool,
   EMAIL_CHANGE_REAUTH_WINDOW: Seconds(300),
   KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET: Bool,
   STRIPE_SECRET_KEY: v.optional(v.pipe(v.string(), v.regex(/^(sk|rk)_/, "must be a Stripe secret or restricted key (sk_... or rk_...)"))),
@@ -129,6 +130,12 @@ export interface Config {
   readonly sigmaServiceName: string;
   /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
   readonly bitcoinAuthRequireHostBinding: boolean;
+  /**
+   * POST /api/wallet/connect also accepts a Bitcoin-Auth token over the path alone (as the
+   * published Sigma client documents it), which names no identity: whoever holds an unused one
+   * can connect that wallet to their own. Off: the token must also sign `{"bapId":"..."}`.
+   */
+  readonly walletConnectAllowPathOnly: boolean;
   /**
    * Key sign-in (POST /sign-in/<SIGMA_SERVICE_NAME>) counts as a strong factor on its own and
    * skips the second-factor step of an account with two-factor on. Off: it stops at that step.
@@ -315,6 +322,9 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.OUTBOUND_ALLOW_PRIVATE) {
     warnings.push("OUTBOUND_ALLOW_PRIVATE=true: JWKS, back-channel logout and ordinals indexer fetches may reach loopback and private addresses (SSRF). Development and tests only.");
   }
+  if (e.WALLET_CONNECT_ALLOW_PATH_ONLY) {
+    warnings.push("WALLET_CONNECT_ALLOW_PATH_ONLY=true: a wallet-connection token that names no identity is accepted; whoever gets hold of an unused one can connect that wallet (and its NFTs and tier) to their own account.");
+  }
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     warnings.push("STRIPE_SECRET_KEY is set without STRIPE_WEBHOOK_SECRET: checkouts can be paid, but no payment is recorded and no tier NFT is minted.");
   }
@@ -367,6 +377,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
     bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,
+    walletConnectAllowPathOnly: e.WALLET_CONNECT_ALLOW_PATH_ONLY,
     keySignInSkipsTwoFactor: e.KEY_SIGN_IN_SKIPS_TWO_FACTOR,
     backupMaxBytes: e.BACKUP_MAX_BYTES,
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),

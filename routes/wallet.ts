@@ -21,7 +21,8 @@ import { noStore, refuseOtherSites, signedIn, type RouteEnv } from "./middleware
  * substitute):
  *
  *   POST   /connect            prove a wallet key for one of your identities: a Bitcoin-Auth
- *                               token, (connectionMethod `evm`) a signed challenge, or
+ *                               token over the path and `{"bapId":...}`, (connectionMethod
+ *                               `evm`) a signed challenge, or
  *                               (connectionMethod `type42`) a token signed by a key the
  *                               identity's member key derives (plugins/wallet/type42.ts)
  *   POST   /connect/challenge  the message an EVM key signs for POST /connect
@@ -44,6 +45,8 @@ export interface WalletRouteDeps {
   indexer: OrdinalsIndexer;
   /** BETTER_AUTH_SECRET: keys the EVM challenge nonces (plugins/wallet/evm.ts). */
   secret: string;
+  /** WALLET_CONNECT_ALLOW_PATH_ONLY: also accept a token over the path alone, naming no identity. @default false */
+  allowPathOnly?: boolean;
 }
 
 type WalletEnv = RouteEnv<WalletRouteDeps>;
@@ -54,6 +57,12 @@ type C = Context<WalletEnv>;
  * `/api/wallet/connect` (as the Sigma client documents it), never the request it travels in.
  */
 export const CONNECT_TOKEN_PATH = "/api/wallet/connect";
+/**
+ * The body a connection token signs besides the path (bitcoin-auth's `body`): the identity the
+ * wallet is connected to, as compact JSON. A path-only token names no account, so whoever got
+ * hold of an unused one could connect the wallet (its NFTs, its tier) to their own identity.
+ */
+export const connectTokenBody = (bapId: string) => JSON.stringify({ bapId });
 /** Payment wallets (plugins/wallet/store.ts). */
 export const PAYMENT_PROVIDERS = wallets.PAYMENT_PROVIDERS;
 
@@ -141,7 +150,29 @@ async function ownedIdentity(c: C, bapId: string) {
 
 const noSuchWallet = () => problem(PROBLEM_CODES.WALLET_NOT_CONNECTED);
 
-const refusedToken = (detail = `The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} again.`) => problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail });
+const refusedToken = (detail: string) => problem(PROBLEM_CODES.INVALID_AUTH_TOKEN, { detail });
+
+/**
+ * The wallet key's Bitcoin-Auth proof, refused with 401 unless it holds: over the path and the
+ * body naming the identity, or, with `allowPathOnly`, over the path alone (as the published
+ * Sigma client documents it). A Type-42 token signs the path alone: its key is derived from
+ * this identity's member key, which binds it to the identity.
+ */
+async function walletSignature(c: C, body: { bapId: string; authToken: string; connectionMethod?: string }) {
+  const { bitcoinAuth, allowPathOnly } = c.var.deps;
+  // Same checks as key sign-in: signer, freshness, path (or host-bound path), canonical form, single use.
+  const pathOnly = () => verifyBitcoinAuthToken(body.authToken, { requestPath: CONNECT_TOKEN_PATH, use: "wallet-connect" }, bitcoinAuth);
+  if (body.connectionMethod === "type42") {
+    const proof = await pathOnly();
+    if (!proof.ok) throw refusedToken(`The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} again.`);
+    return proof;
+  }
+  const bound = await verifyBitcoinAuthToken(body.authToken, { requestPath: CONNECT_TOKEN_PATH, body: connectTokenBody(body.bapId), use: "wallet-connect" }, bitcoinAuth);
+  // A signature verifies over one message only, so at most one of the two forms can claim a token.
+  const proof = bound.ok || !allowPathOnly ? bound : await pathOnly();
+  if (!proof.ok) throw refusedToken(`The wallet's authToken was refused; have the wallet sign ${CONNECT_TOKEN_PATH} with the body ${connectTokenBody(body.bapId)} again.`);
+  return proof;
+}
 
 /** Which key signed, and the address it controls: refused with 401 unless the proof holds. */
 async function provenKey(c: C, identity: BapIdentity, body: v.InferOutput<typeof Connect>): Promise<{ address: string; pubkey: string; method: string }> {
@@ -157,9 +188,7 @@ async function provenKey(c: C, identity: BapIdentity, body: v.InferOutput<typeof
     if (!isMemberKeyOf(identity, body.bapId, body.identityPubKey)) throw problem(PROBLEM_CODES.NOT_MEMBER_KEY, { detail: "identityPubKey is not this identity's member key." });
     expectedSigner = type42WalletKey(body.identityPubKey, body.invoice);
   }
-  // Same checks as key sign-in: signer, freshness, path (or host-bound path), canonical form, single use.
-  const proof = await verifyBitcoinAuthToken(body.authToken, { requestPath: CONNECT_TOKEN_PATH, use: "wallet-connect" }, bitcoinAuth);
-  if (!proof.ok) throw refusedToken();
+  const proof = await walletSignature(c, body);
   if (expectedSigner !== undefined && proof.pubkey !== expectedSigner) {
     throw refusedToken(`The authToken must be signed by the key identityPubKey derives under the invoice number (counterparty "anyone"); sign ${CONNECT_TOKEN_PATH} with that key again.`);
   }

@@ -6,7 +6,7 @@ import type { PaidTierId } from "../plugins/subscriptions/tiers.js";
 import { startMintWorker } from "../plugins/subscriptions/worker.js";
 import { signUp } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
-import { completedCheckout, jobOf, paymentOf, signedEvent, startMintStandIn, startStripeStandIn, until, webhook } from "./helpers/stripe.js";
+import { completedCheckout, jobAfterPayment, jobOf, paymentOf, signedEvent, startMintStandIn, startStripeStandIn, until, webhook } from "./helpers/stripe.js";
 
 const SECRET_KEY = "sk_test_standin";
 const WEBHOOK_SECRET = "whsec_test_standin";
@@ -35,6 +35,9 @@ let server: TestServer;
 /** Webhook secret set, but no Stripe key and no minting service. */
 let bare: TestServer;
 
+/** A buyer's wallet for which the minting service answers an origin that is no outpoint. */
+const ODD_WALLET = "1OddOriginWa11etxxxxxxxxxxxxxxxxx";
+
 const checkout = (body: unknown, cookie?: string, target = server) => target.api("/api/subscription/checkout", { body, cookie });
 
 
@@ -42,7 +45,7 @@ const checkout = (body: unknown, cookie?: string, target = server) => target.api
 describe("with Stripe and a minting service", () => {
   beforeAll(async () => {
     stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: Object.values(PRICES) });
-    mint = await startMintStandIn({ failFirst: 1 });
+    mint = await startMintStandIn({ failFirst: 1, originFor: (body) => (body.walletAddress === ODD_WALLET ? "TXID.0" : undefined) });
     server = await startTestServer(
       {
         STRIPE_SECRET_KEY: SECRET_KEY,
@@ -185,24 +188,28 @@ describe("with Stripe and a minting service", () => {
       const person = await signUp(server);
       const address = "1BuyerWa11etAddressxxxxxxxxxxxxxxx";
       walletOf.set(person.user.id, address);
-      const session = completedCheckout(person.user.id, "pro");
-      expect((await webhook(server, signedEvent(WEBHOOK_SECRET, "checkout.session.completed", session))).status).toBe(200);
-      const payment = (await paymentOf(server, session.id))!;
-      const job = await until("the mint to complete", async () => {
-        const row = await jobOf(server, payment.id);
-        return row?.status === "done" ? row : null;
-      });
+      const job = await jobAfterPayment(server, WEBHOOK_SECRET, completedCheckout(person.user.id, "pro"));
       expect(job).toMatchObject({ status: "done", walletAddress: address, tier: "pro", lastError: null });
       expect(Number(job.attempts)).toBe(1); // one failed attempt before the one that succeeded
       expect(job.nftOrigin).toMatch(/^[0-9a-f]{64}_0$/);
-      const calls = mint.requests.filter((r) => r.body.paymentId === payment.id);
+      const calls = mint.requests.filter((r) => r.body.paymentId === job.paymentId);
       expect(calls).toHaveLength(2);
       expect(new Set(calls.map((c) => c.idempotencyKey))).toEqual(new Set([job.id]));
       expect(calls[0]!.authorization).toBe("Bearer mint-token");
       expect(calls[1]!.body).toMatchObject({ tier: "pro", walletAddress: address, userId: person.user.id });
       // Done means done: later polls do not mint it again.
       await new Promise((r) => setTimeout(r, 400));
-      expect(mint.requests.filter((r) => r.body.paymentId === payment.id)).toHaveLength(2);
+      expect(mint.requests.filter((r) => r.body.paymentId === job.paymentId)).toHaveLength(2);
+    });
+
+    it("does not complete a mint whose answer names no origin outpoint: no ordinal could ever count as that tier NFT", async () => {
+      const person = await signUp(server);
+      walletOf.set(person.user.id, ODD_WALLET);
+      const job = await jobAfterPayment(server, WEBHOOK_SECRET, completedCheckout(person.user.id, "plus"), { ready: (row) => /origin outpoint/.test(row.lastError ?? "") });
+      // Failed attempts (retried with backoff, then `failed` for manual handling), never done.
+      expect(job.status).not.toBe("done");
+      expect(job.nftOrigin).toBeNull();
+      expect(Number(job.attempts)).toBeGreaterThanOrEqual(2);
     });
 
     it("keeps the job waiting, with the reason, while the buyer has no connected wallet", async () => {

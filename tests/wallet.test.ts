@@ -7,7 +7,7 @@ import { newIdentity, signRequest, type TestIdentity } from "./helpers/bap.js";
 import { startIndexer, txo } from "./helpers/ordinals.js";
 import { fullCodeFlow } from "./helpers/oauth.js";
 import { startTestServer, type TestServer } from "./helpers/server.js";
-import { CONNECT, connectWallet, newWallet, personWithIdentity as signedUpWithIdentity, walletToken, type Person } from "./helpers/wallet.js";
+import { CONNECT, connectWallet, newWallet, pathOnlyWalletToken, personWithIdentity as signedUpWithIdentity, walletToken, type Person } from "./helpers/wallet.js";
 
 type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
 
@@ -41,7 +41,7 @@ describe("wallet connections", () => {
   it("connects wallets proven by BSM and BRC-77 tokens, lists them, and keeps one primary", async () => {
     const person = await personWithIdentity();
     const a = newWallet();
-    const first = await connect(person, person.id, walletToken(a, { scheme: "bsm" }), "yours", { paymentAddress: newWallet().address });
+    const first = await connect(person, person.id, walletToken(a, person.id.bapId, { scheme: "bsm" }), "yours", { paymentAddress: newWallet().address });
     expect(first.status).toBe(200);
     expect(first.headers.get("cache-control")).toBe("no-store");
     expect(first.json).toEqual({
@@ -55,7 +55,7 @@ describe("wallet connections", () => {
       isPrimary: true,
     });
     const b = newWallet();
-    const second = await connect(person, person.id, walletToken(b, { scheme: "brc77" }), "1sat");
+    const second = await connect(person, person.id, walletToken(b, person.id.bapId, { scheme: "brc77" }), "1sat");
     expect(second.status).toBe(200);
     expect(second.json).toMatchObject({ walletAddress: b.address, provider: "1sat", isPrimary: false });
 
@@ -90,36 +90,81 @@ describe("wallet connections", () => {
     const person = await personWithIdentity();
     const w = newWallet();
     // Forged: another key's signature under this wallet's pubkey.
-    const other = walletToken(newWallet()).split("|");
+    const other = walletToken(newWallet(), person.id.bapId).split("|");
     const forged = [w.pubkey, ...other.slice(1)].join("|");
     problem(await connect(person, person.id, forged), 401, "INVALID_AUTH_TOKEN");
-    const stale = walletToken(w, { timestamp: new Date(Date.now() - 10 * 60_000).toISOString() });
+    const stale = walletToken(w, person.id.bapId, { timestamp: new Date(Date.now() - 10 * 60_000).toISOString() });
     problem(await connect(person, person.id, stale), 401, "INVALID_AUTH_TOKEN");
-    problem(await connect(person, person.id, walletToken(w, { path: "/api/auth/sign-in/sigma" })), 401, "INVALID_AUTH_TOKEN");
+    problem(await connect(person, person.id, walletToken(w, person.id.bapId, { path: "/api/auth/sign-in/sigma" })), 401, "INVALID_AUTH_TOKEN");
     problem(await connect(person, person.id, "not|a|token"), 401, "INVALID_AUTH_TOKEN");
-    const token = walletToken(w);
+    const token = walletToken(w, person.id.bapId);
     expect((await connect(person, person.id, token)).status).toBe(200);
     problem(await connect(person, person.id, token), 401, "INVALID_AUTH_TOKEN");
     // Nothing was recorded by the refused attempts beyond the one good connection.
     expect((await server.api(CONNECT, { cookie: person.cookie })).json.wallets).toHaveLength(1);
   });
 
+  it("connects the wallet only to the identity its token names: a token made for another identity, or naming none, is refused", async () => {
+    const victim = await personWithIdentity();
+    const thief = await personWithIdentity();
+    const w = newWallet();
+    // Unused tokens of the victim's wallet that reached the thief: made for the victim's identity, or path-only.
+    const victims = walletToken(w, victim.id.bapId);
+    for (const scheme of ["bsm", "brc77"] as const) {
+      const made = walletToken(w, victim.id.bapId, { scheme });
+      problem(await connect(thief, thief.id, made), 401, "INVALID_AUTH_TOKEN");
+      problem(await connect(thief, thief.id, pathOnlyWalletToken(w, { scheme })), 401, "INVALID_AUTH_TOKEN");
+    }
+    const refused = await connect(thief, thief.id, victims);
+    problem(refused, 401, "INVALID_AUTH_TOKEN");
+    expect(refused.json.detail).toContain(`{"bapId":"${thief.id.bapId}"}`);
+    expect((await server.api(CONNECT, { cookie: thief.cookie })).json.wallets).toEqual([]);
+    expect((await server.api("/api/wallet/nfts", { cookie: thief.cookie })).json.addresses).toEqual([]);
+    // The refusals used nothing up: the victim's token connects the wallet to the identity it names.
+    const own = await connect(victim, victim.id, victims);
+    expect(own.status, own.text).toBe(200);
+    expect(own.json).toMatchObject({ walletAddress: w.address, bapId: victim.id.bapId });
+  });
+
+  it("refuses the path-only token the published Sigma client documents unless WALLET_CONNECT_ALLOW_PATH_ONLY=true", async () => {
+    const person = await personWithIdentity();
+    problem(await connect(person, person.id, pathOnlyWalletToken(newWallet())), 401, "INVALID_AUTH_TOKEN");
+
+    const lenient = await startTestServer({ WALLET_CONNECT_ALLOW_PATH_ONLY: "true" });
+    try {
+      const someone = await signedUpWithIdentity(lenient);
+      const send = (authToken: string, bapId = someone.id.bapId) => lenient.api(CONNECT, { cookie: someone.cookie, body: { bapId, authToken, provider: "yours" } });
+      const pathOnly = newWallet();
+      const token = pathOnlyWalletToken(pathOnly, { scheme: "brc77" });
+      const accepted = await send(token);
+      expect(accepted.status, accepted.text).toBe(200);
+      expect(accepted.json).toMatchObject({ walletAddress: pathOnly.address, bapId: someone.id.bapId });
+      // Still once only, and the bound form is still checked for the identity it names.
+      expect((await send(token)).status).toBe(401);
+      const bound = newWallet();
+      expect((await send(walletToken(bound, newIdentity().bapId))).status).toBe(401);
+      expect((await send(walletToken(bound, someone.id.bapId))).status).toBe(200);
+    } finally {
+      await lenient.close();
+    }
+  });
+
   it("refuses another person's identity, callers without a session, bad bodies and cross-site posts", async () => {
     const owner = await personWithIdentity();
     const intruder = await personWithIdentity();
     const w = newWallet();
-    problem(await connect(intruder, owner.id, walletToken(w)), 404);
-    problem(await server.api(CONNECT, { body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } }), 401);
+    problem(await connect(intruder, owner.id, walletToken(w, owner.id.bapId)), 404);
+    problem(await server.api(CONNECT, { body: { bapId: owner.id.bapId, authToken: walletToken(w, owner.id.bapId), provider: "yours" } }), 401);
     problem(await server.api(CONNECT), 401);
     problem(await server.api("/api/wallet/nfts"), 401);
     problem(await server.api(`/api/wallet/address?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
     problem(await server.api(`${CONNECT}?bapId=${owner.id.bapId}`, { cookie: intruder.cookie }), 404);
     problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, provider: "yours" } }), 400);
-    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "bad name!" } }), 400);
-    const crossSite = await server.api(CONNECT, { cookie: owner.cookie, headers: { origin: "https://evil.example" }, body: { bapId: owner.id.bapId, authToken: walletToken(w), provider: "yours" } });
+    problem(await server.api(CONNECT, { cookie: owner.cookie, body: { bapId: owner.id.bapId, authToken: walletToken(w, owner.id.bapId), provider: "bad name!" } }), 400);
+    const crossSite = await server.api(CONNECT, { cookie: owner.cookie, headers: { origin: "https://evil.example" }, body: { bapId: owner.id.bapId, authToken: walletToken(w, owner.id.bapId), provider: "yours" } });
     problem(crossSite, 403);
     // The intruder's own connection of the same wallet key stays theirs; the owner's list is untouched.
-    expect((await connect(intruder, intruder.id, walletToken(w))).status).toBe(200);
+    expect((await connect(intruder, intruder.id, walletToken(w, intruder.id.bapId))).status).toBe(200);
     expect((await server.api(CONNECT, { cookie: owner.cookie })).json.wallets).toEqual([]);
     problem(await server.api(`${CONNECT}?bapId=${intruder.id.bapId}&address=${w.address}`, { method: "DELETE", cookie: owner.cookie }), 404);
   });
@@ -361,11 +406,11 @@ describe("the published Sigma client", () => {
     indexer.script(a.address, { kind: "ok", txos: [txo(a.address, { origin })] });
     indexer.script(b.address, { kind: "ok", txos: [txo(b.address)] });
 
-    const first = await client.wallet.connect(person.id.bapId, walletToken(a));
+    const first = await client.wallet.connect(person.id.bapId, walletToken(a, person.id.bapId));
     expect(first).toMatchObject({ success: true, walletAddress: a.address, pubkey: a.pubkey });
     // better-fetch turns ISO timestamps into Dates on the way in.
     expect(Number.isNaN(new Date(first.connectedAt).getTime())).toBe(false);
-    await client.wallet.connect(person.id.bapId, walletToken(b, { scheme: "brc77" }), "1sat");
+    await client.wallet.connect(person.id.bapId, walletToken(b, person.id.bapId, { scheme: "brc77" }), "1sat");
     const listed = await client.wallet.getConnected(person.id.bapId);
     expect(listed.wallets.map((w) => [w.address, w.provider, w.isPrimary])).toEqual([
       [a.address, "yours", true],

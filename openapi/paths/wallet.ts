@@ -13,7 +13,7 @@ function walletPaths(prefix: string, operationPrefix: string): Paths {
   const id = (name: string) => ({ operationId: operationPrefix + name });
   return {
     [`${prefix}/connect`]: {
-      post: op("Connect a wallet (a Bitcoin-Auth authToken by the wallet's key, or an EVM signature over the challenge)", {
+      post: op("Connect a wallet (a Bitcoin-Auth authToken by the wallet's key over /api/wallet/connect and the body {\"bapId\":\"<bapId>\"}, or an EVM signature over the challenge)", {
         ...id("Connect"),
         requestBody: body("{bapId, authToken} or {bapId, connectionMethod: 'evm', address, message, signature}"),
       }),

@@ -65,6 +65,27 @@ export async function claimDueJobs(db: Kysely<any>, now: Date, lockMs: number, l
   return claimed;
 }
 
+/**
+ * Of `origins`, those a completed mint job of `tier` produced: the tier NFTs this service
+ * minted. An ordinal's origin never changes when it moves, so this holds for whoever has it now.
+ */
+export async function mintedOrigins(db: Kysely<any>, tier: string, origins: readonly string[]): Promise<Set<string>> {
+  const wanted = [...new Set(origins)];
+  const minted = new Set<string>();
+  // In slices: the list is the user's own (up to 100 NFTs per wallet), kept well under bind-parameter limits.
+  for (let i = 0; i < wanted.length; i += 500) {
+    const rows = await db
+      .selectFrom("mintJob")
+      .select("nftOrigin")
+      .where("status", "=", "done")
+      .where("tier", "=", tier)
+      .where("nftOrigin", "in", wanted.slice(i, i + 500))
+      .execute();
+    for (const row of rows) minted.add(row.nftOrigin as string);
+  }
+  return minted;
+}
+
 export async function completeJob(db: Kysely<any>, id: string, result: { walletAddress: string; nftOrigin: string }): Promise<void> {
   const now = new Date();
   await db

@@ -28,10 +28,14 @@ export interface BuyerWallet {
 /** Why a mint job waits on an instance with no minting service. */
 export const NO_MINTING_SERVICE = "No minting service is configured (MINT_SERVICE_URL); the job waits for one.";
 
+/** An ordinal's origin as the indexer names it, `txid_vout`: what the tier check compares (./wallets.ts). */
+const OUTPOINT = /^[0-9a-f]{64}_\d+$/;
+
 /**
  * The default minter: POST {MINT_SERVICE_URL} with the request as JSON, through the guarded
  * fetcher (deadline, size cap, no redirects). The job id goes in Idempotency-Key, so a retry
- * after a lost answer cannot mint twice. The service answers 2xx `{origin}` (or `{nftOrigin}`).
+ * after a lost answer cannot mint twice. The service answers 2xx `{origin}` (or `{nftOrigin}`),
+ * an outpoint `txid_vout`; anything else fails the attempt, since no ordinal would ever match it.
  */
 export function httpMinter(options: { url: string; token: string | undefined; fetch: SafeFetch }): Minter {
   return {
@@ -42,7 +46,7 @@ export function httpMinter(options: { url: string; token: string | undefined; fe
       if (!res.ok) throw new Error(`The minting service answered ${res.status}.`);
       const body = (await res.json().catch(() => null)) as { origin?: unknown; nftOrigin?: unknown } | null;
       const origin = body?.nftOrigin ?? body?.origin;
-      if (typeof origin !== "string" || !origin) throw new Error("The minting service's answer names no origin.");
+      if (typeof origin !== "string" || !OUTPOINT.test(origin)) throw new Error("The minting service's answer names no origin outpoint (txid_vout).");
       return { nftOrigin: origin };
     },
   };

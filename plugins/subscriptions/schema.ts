@@ -60,5 +60,7 @@ export const subscriptionSchema = {
       createdAt: { type: "date", required: true },
       updatedAt: { type: "date", required: true },
     },
+    /** The minted NFT's origin makes an ordinal one of our tier NFTs (./wallets.ts): tier checks look jobs up by it. */
+    indexes: [{ name: "mintJob_nftOrigin_idx", fields: ["nftOrigin"] }],
   },
 } satisfies BetterAuthPluginDBSchema;

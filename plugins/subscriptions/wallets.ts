@@ -1,7 +1,8 @@
 import type { Kysely } from "kysely";
 import type { OrdinalsIndexer } from "../wallet/ordinals.js";
-import { findHeldNft } from "../wallet/ownership.js";
+import { findHeldNft, type HeldNft } from "../wallet/ownership.js";
 import { findPrimaryOrdinalsWallet } from "../wallet/store.js";
+import { mintedOrigins } from "./mint-job-store.js";
 import type { BuyerWallet } from "./minter.js";
 import type { TierOwnershipChecker } from "./ownership.js";
 import type { PaidTierId } from "./tiers.js";
@@ -16,11 +17,14 @@ import type { PaidTierId } from "./tiers.js";
 export type TierCollections = Readonly<Record<PaidTierId, string | undefined>>;
 
 /**
- * A tier is held when any connected Bitcoin wallet of the user (any identity) holds an item of
- * the tier's collection, as the ordinals indexer reports it (its short cache included). A tier
- * with no collection configured is held by nobody, and the indexer is not asked. When no
- * wallet shows the NFT but some wallet could not be read, this throws: the tier service then
- * keeps the last verified answer, or answers 503.
+ * A tier is held when any connected Bitcoin wallet of the user (any identity) holds a tier NFT:
+ * an item of the tier's collection, as the ordinals indexer reports it (its short cache
+ * included), that this service minted for that tier (its origin is the `nftOrigin` of a
+ * completed mint job of the tier). What an ordinal's own metadata says proves nothing: anyone
+ * can inscribe one naming our collection. The origin stays with the ordinal when it moves, so
+ * the tier follows the NFT to whoever holds it. A tier with no collection configured is held
+ * by nobody, and the indexer is not asked. When no wallet shows the NFT but some wallet could
+ * not be read, this throws: the tier service then keeps the last verified answer, or answers 503.
  */
 export function walletTierOwnership(options: { db: Kysely<any>; indexer: OrdinalsIndexer; collections: TierCollections }): TierOwnershipChecker {
   const { db, indexer, collections } = options;
@@ -28,8 +32,13 @@ export function walletTierOwnership(options: { db: Kysely<any>; indexer: Ordinal
     async ownsTierNft(userId, tier) {
       const collection = collections[tier];
       if (!collection) return null;
-      const held = await findHeldNft(db, indexer, userId, { collection });
-      return held ? { nftOrigin: held.nft.origin?.outpoint ?? held.nft.outpoint, walletAddress: held.walletAddress } : null;
+      const originOf = (held: HeldNft) => held.nft.origin?.outpoint;
+      const mintedByUs = async (candidates: HeldNft[]) => {
+        const minted = await mintedOrigins(db, tier, candidates.map(originOf).filter((o) => o !== undefined));
+        return candidates.find((held) => minted.has(originOf(held) ?? "")) ?? null;
+      };
+      const held = await findHeldNft(db, indexer, userId, { collection }, mintedByUs);
+      return held ? { nftOrigin: originOf(held)!, walletAddress: held.walletAddress } : null;
     },
   };
 }

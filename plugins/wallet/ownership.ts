@@ -107,16 +107,22 @@ export interface HeldNft {
 
 /**
  * The first NFT of the origin or collection in any of the user's connected Bitcoin wallets
- * (every identity's), or null when none holds one. When no wallet holds one but some wallet
- * could not be read, the answer is unknown: an IndexerError, never a silent "no".
+ * (every identity's) that `accept` takes, or null when none holds one. `accept` is given every
+ * match at once (it may look them up together) and answers the one it takes, or null. When it
+ * takes none but some wallet could not be read, the answer is unknown: an IndexerError, never
+ * a silent "no".
  */
-export async function findHeldNft(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, query: Omit<OwnershipQuery, "minCount">): Promise<HeldNft | null> {
+export async function findHeldNft(
+  db: Kysely<any>,
+  indexer: OrdinalsIndexer,
+  userId: string,
+  query: Omit<OwnershipQuery, "minCount">,
+  accept: (held: HeldNft[]) => Promise<HeldNft | null>,
+): Promise<HeldNft | null> {
   const listing = await userNfts(db, indexer, userId);
   const match = matches({ ...query, minCount: 1 });
-  for (const wallet of listing.wallets) {
-    const nft = wallet.nfts.find(match);
-    if (nft) return { nft, walletAddress: wallet.address };
-  }
+  const taken = await accept(listing.wallets.flatMap((wallet) => wallet.nfts.filter(match).map((nft) => ({ nft, walletAddress: wallet.address }))));
+  if (taken) return taken;
   if (listing.incomplete) throw new IndexerError(`the indexer did not answer for ${listing.failedWallets.length} wallet(s)`);
   return null;
 }

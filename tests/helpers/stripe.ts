@@ -67,9 +67,10 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
 
 /**
  * A local minting service: answers 500 to the first `failFirst` requests for each
- * Idempotency-Key (one job), then `{origin}`. Every request is kept.
+ * Idempotency-Key (one job), then `{origin}`: a new outpoint, or what `originFor` says for
+ * that request. Every request is kept.
  */
-export async function startMintStandIn(options: { failFirst: number }) {
+export async function startMintStandIn(options: { failFirst: number; originFor?: (body: Record<string, unknown>) => string | undefined }) {
   const requests: Array<{ idempotencyKey: string | undefined; authorization: string | undefined; body: Record<string, unknown> }> = [];
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await bodyOf(req)) || "{}") as Record<string, unknown>;
@@ -80,7 +81,7 @@ export async function startMintStandIn(options: { failFirst: number }) {
       return res.end(JSON.stringify({ error: "indexer busy" }));
     }
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ origin: `${randomBytes(32).toString("hex")}_0` }));
+    res.end(JSON.stringify({ origin: options.originFor?.(body) ?? `${randomBytes(32).toString("hex")}_0` }));
   });
   const url = await listen(server);
   return { url: `${url}/mint`, requests, close: () => close(server) };
@@ -141,3 +142,20 @@ export async function until<T>(what: string, probe: () => Promise<T | null | und
 export const paymentOf = (target: TestServer, checkoutSessionId: string) =>
   target.db.selectFrom("subscriptionPayment").selectAll().where("checkoutSessionId", "=", checkoutSessionId).executeTakeFirst();
 export const jobOf = (target: TestServer, paymentId: string) => target.db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();
+type MintJobRow = NonNullable<Awaited<ReturnType<typeof jobOf>>>;
+
+/** Stripe reports the Checkout Session completed (signed with `webhookSecret`); the mint job it queued, once `ready` (by default: done). */
+export async function jobAfterPayment(target: TestServer, webhookSecret: string, session: { id: string }, opts: { ready?: (job: MintJobRow) => boolean; timeoutMs?: number } = {}) {
+  const ready = opts.ready ?? ((job) => job.status === "done");
+  const delivered = await webhook(target, signedEvent(webhookSecret, "checkout.session.completed", session));
+  if (delivered.status !== 200) throw new Error(`the webhook answered ${delivered.status}: ${delivered.text}`);
+  const payment = await until("the payment", () => paymentOf(target, session.id));
+  return until(
+    "the mint job",
+    async () => {
+      const job = await jobOf(target, payment.id);
+      return job && ready(job) ? job : null;
+    },
+    opts.timeoutMs,
+  );
+}

@@ -14,8 +14,18 @@ export function newWallet() {
 }
 export type Wallet = ReturnType<typeof newWallet>;
 
-/** The token a wallet produces for a connection: it signs the connect path, no body. */
-export const walletToken = (w: Wallet, opts: { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string } = {}) =>
+type TokenOptions = { scheme?: "bsm" | "brc77"; timestamp?: string; path?: string };
+
+/**
+ * The token a wallet produces for a connection: it signs the connect path and the body
+ * `{"bapId":"<the identity it connects to>"}` (bitcoin-auth's `body`), so it connects to that
+ * identity only.
+ */
+export const walletToken = (w: Wallet, bapId: string, opts: TokenOptions = {}) =>
+  signRequest(w.key, opts.path ?? CONNECT, JSON.stringify({ bapId }), { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
+
+/** The weaker token the published Sigma client documents: the connect path only, naming no identity. */
+export const pathOnlyWalletToken = (w: Wallet, opts: TokenOptions = {}) =>
   signRequest(w.key, opts.path ?? CONNECT, undefined, { scheme: opts.scheme ?? "bsm", timestamp: opts.timestamp });
 
 /** A signed-up person (API) with one registered BAP identity. */
@@ -29,7 +39,7 @@ export type Person = Awaited<ReturnType<typeof personWithIdentity>>;
 
 /** Connects a wallet to the person's identity through the API, as a wallet app does: a real Bitcoin-Auth token signed by the wallet's key. */
 export async function connectWallet(server: TestServer, person: Person, provider = "yours", w: Wallet = newWallet()) {
-  const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: person.id.bapId, authToken: walletToken(w), provider } });
+  const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: person.id.bapId, authToken: walletToken(w, person.id.bapId), provider } });
   expect(res.status).toBe(200);
   return w;
 }
