@@ -216,6 +216,13 @@ describe("client ID metadata documents without the development setting", () => {
     await expectRefused(server, clientId, /resolves to 127\.0\.0\.1: loopback/);
     expect(fetches.get("/private/client.json") ?? 0).toBe(0);
   });
+
+  it("refuses a document at an IPv6 form of a loopback address (IPv4-translated, mapped, NAT64, 6to4)", async () => {
+    const port = new URL(base).port;
+    for (const host of ["[::ffff:0:7f00:1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]"]) {
+      await expectRefused(server, `https://${host}:${port}/translated/client.json`, /resolves to .*127\.0\.0\.1: loopback/);
+    }
+  });
 });
 
 describe("how long a fetched document is trusted (its HTTP caching headers, held between a floor and a ceiling)", () => {
