@@ -49,6 +49,7 @@ import { certificates } from "./plugins/certificates/index.js";
 import { metrics } from "./plugins/metrics/index.js";
 import { audit } from "./plugins/audit/index.js";
 import { recordAuditEvent } from "./plugins/audit/store.js";
+import { jobLeases } from "./plugins/job-lease/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -289,6 +290,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         logger,
         audit: (entry) => recordAuditEvent(database.db, logger, entry),
       }),
+      // The table of background jobs' leases (server.ts starts the jobs).
+      jobLeases(),
       // Last: its after-hooks see each endpoint's final answer (plugins/audit).
       audit({ db: database.db, logger, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
     ],

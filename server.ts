@@ -24,6 +24,7 @@ import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import { NO_REVOCATION_CHAIN, type RevocationChain } from "./plugins/certificates/revocation.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 import { startClientExpiry } from "./plugins/registration-management/expiry.js";
+import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit/retention.js";
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
@@ -45,6 +46,8 @@ export interface StartOptions {
   deprecations?: readonly DeprecatedRoute[];
   /** Certificates' collaborators: the revocation broadcaster (default: none) and the catalog's type IDs of what we attest. */
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
+  /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
+  auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
 }
 
 /**
@@ -93,6 +96,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     onMintQueued: () => mintWorker?.wake(),
   };
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
+  // Every instance runs the rounds; the one holding the lease prunes (plugins/audit/retention.ts).
+  const auditRetention = config.auditLogRetentionDays > 0 ? startAuditRetention({ db: database.db, logger, retentionDays: config.auditLogRetentionDays, ...options.auditRetention }) : null;
   const readiness = createReadiness({ database, redis });
   // What we attest is the catalog's bapWalletBinding type (plugins/certificates/catalog.ts), by its fixed type ID.
   const binding = findCertificateTypeByKey("bapWalletBinding");
@@ -167,6 +172,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       }
       await mintWorker?.stop();
       expiry?.stop();
+      await auditRetention?.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());
     },

@@ -57,6 +57,7 @@ const EnvSchema = v.object({
   AUTH_CODE_TTL: Seconds(600),
   ID_TOKEN_TTL: Seconds(3600),
   ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
+  AUDIT_LOG_RETENTION_DAYS: v.pipe(v.optional(v.string(), "365"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(36500)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
   KEY_SIGN_IN_SKIPS_TWO_FACTOR: Bool,
@@ -125,6 +126,8 @@ export interface Config {
   readonly ttl: { readonly accessToken: number; readonly refreshToken: number; readonly code: number; readonly idToken: number };
   /** Anonymous registrations unused this many days are deleted (0: never). */
   readonly anonymousClientTtlDays: number;
+  /** Audit events older than this many days are deleted (0: never), by one instance at a time (plugins/audit/retention.ts). */
+  readonly auditLogRetentionDays: number;
   /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
   readonly limits: LimitSettings;
   readonly sigmaServiceName: string;
@@ -374,6 +377,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       idToken: e.ID_TOKEN_TTL,
     }),
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
+    auditLogRetentionDays: e.AUDIT_LOG_RETENTION_DAYS,
     limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
     bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,

@@ -1,105 +1,116 @@
-import { isIPv4, isIPv6 } from "node:net";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /**
  * Which addresses a server-side request may reach: public unicast only (OWASP ASVS 5.0
  * V1.3.6 / OWASP SSRF Prevention Cheat Sheet: allow-list the destination, after resolution).
- * The ranges are IANA's special-purpose registries (RFC 6890 and its updates). IPv6 forms that
- * carry an IPv4 address (mapped, compatible, NAT64, 6to4) are judged by that IPv4 address.
+ * Parsing and the special-purpose ranges (IANA's registries, RFC 6890 and its updates) are
+ * ipaddr.js's; what is refused, and why, is decided here. Every IPv6 form that carries an IPv4
+ * address is judged by that address first; the forms no public server is reached at (SIIT,
+ * IPv4-compatible, local-use NAT64, Teredo) are refused whatever they carry.
  */
 
-type Range = readonly [prefix: readonly number[], bits: number, reason: string];
+type V4 = ipaddr.IPv4;
+type V6 = ipaddr.IPv6;
 
-const V4_RANGES: readonly Range[] = [
-  [[0], 8, "this network / unspecified (RFC 791)"],
-  [[10], 8, "private (RFC 1918)"],
-  [[100, 64], 10, "shared address space / CGNAT (RFC 6598)"],
-  [[127], 8, "loopback (RFC 1122)"],
-  [[169, 254], 16, "link-local (RFC 3927)"],
-  [[172, 16], 12, "private (RFC 1918)"],
-  [[192, 0, 0], 24, "IETF protocol assignments (RFC 6890)"],
-  [[192, 0, 2], 24, "documentation (RFC 5737)"],
-  [[192, 88, 99], 24, "6to4 relay anycast (RFC 7526)"],
-  [[192, 168], 16, "private (RFC 1918)"],
-  [[198, 18], 15, "benchmarking (RFC 2544)"],
-  [[198, 51, 100], 24, "documentation (RFC 5737)"],
-  [[203, 0, 113], 24, "documentation (RFC 5737)"],
-  [[224], 4, "multicast (RFC 5771)"],
-  [[240], 4, "reserved / broadcast (RFC 1112, RFC 919)"],
+/** ipaddr.js's IPv4 range names, in our words. Any range but `unicast` is refused. */
+const V4_REASONS: Readonly<Record<string, string>> = {
+  unspecified: "this network / unspecified (RFC 791)",
+  broadcast: "limited broadcast (RFC 919)",
+  multicast: "multicast (RFC 5771)",
+  linkLocal: "link-local (RFC 3927)",
+  loopback: "loopback (RFC 1122)",
+  carrierGradeNat: "shared address space / CGNAT (RFC 6598)",
+  private: "private (RFC 1918)",
+  reserved: "reserved: IETF protocol assignments, documentation, benchmarking, 6to4 relay or class E (RFC 6890)",
+};
+
+/** The same for IPv6 (the IPv4-carrying ranges are handled before this table is read). */
+const V6_REASONS: Readonly<Record<string, string>> = {
+  unspecified: "unspecified (RFC 4291)",
+  loopback: "loopback (RFC 4291)",
+  linkLocal: "link-local (RFC 4291)",
+  multicast: "multicast (RFC 4291)",
+  uniqueLocal: "unique local (RFC 4193)",
+  deprecatedSiteLocal: "site-local (RFC 3879)",
+  discard: "discard-only (RFC 6666)",
+  benchmarking: "benchmarking (RFC 5180)",
+  segmentRouting: "segment routing SIDs (RFC 9602)",
+  reserved: "IETF protocol assignments or documentation (RFC 2928, RFC 3849, RFC 9637)",
+};
+
+const cidr = (text: string) => ipaddr.IPv6.parseCIDR(text);
+const GLOBAL_UNICAST = cidr("2000::/3");
+
+/**
+ * The IPv6 forms that carry an IPv4 address: where it sits, and whether a public one may be
+ * reached through the form. `v4` gets the 16 address bytes.
+ */
+const EMBEDDINGS: readonly { name: string; range: [V6, number]; v4: (b: number[]) => number[]; reachable: boolean; note: string }[] = [
+  // RFC 4291 §2.5.5.2: a dual-stack socket dials the IPv4 address itself.
+  { name: "IPv4-mapped IPv6", range: cidr("::ffff:0:0/96"), v4: (b) => b.slice(12), reachable: true, note: "RFC 4291 §2.5.5.2" },
+  // RFC 2765 (SIIT) ::ffff:0:a.b.c.d, obsoleted by RFC 6052: a translator on the path dials it.
+  { name: "IPv4-translated IPv6", range: cidr("::ffff:0:0:0/96"), v4: (b) => b.slice(12), reachable: false, note: "RFC 2765, not globally routable" },
+  // RFC 4291 §2.5.5.1 ::a.b.c.d, deprecated (:: and ::1 are classified before).
+  { name: "IPv4-compatible IPv6", range: cidr("::/96"), v4: (b) => b.slice(12), reachable: false, note: "deprecated, RFC 4291 §2.5.5.1" },
+  // RFC 6052 well-known NAT64 prefix: globally reachable, translated to the IPv4 address.
+  { name: "NAT64", range: cidr("64:ff9b::/96"), v4: (b) => b.slice(12), reachable: true, note: "RFC 6052" },
+  // RFC 8215 local-use NAT64 (a /96 inside it carries the address last, RFC 6052 §2.2).
+  { name: "local-use NAT64", range: cidr("64:ff9b:1::/48"), v4: (b) => b.slice(12), reachable: false, note: "RFC 8215, not globally routable" },
+  // RFC 3056 6to4: 2002:a.b.c.d::/48, relayed to that IPv4 host.
+  { name: "6to4", range: cidr("2002::/16"), v4: (b) => b.slice(2, 6), reachable: true, note: "RFC 3056" },
+  // RFC 4380 §4 Teredo: the client's IPv4 address, inverted, in the last 32 bits. The host
+  // sits behind a NAT and is reached through an IPv4 relay: no server of ours lives there.
+  { name: "Teredo", range: cidr("2001::/32"), v4: (b) => b.slice(12).map((x) => ~x & 0xff), reachable: false, note: "RFC 4380, tunnelled over IPv4" },
 ];
 
-const V6_RANGES: readonly Range[] = [
-  [[0x01, 0x00, 0, 0, 0, 0, 0, 0], 64, "discard-only (RFC 6666)"],
-  [[0x20, 0x01, 0x0d, 0xb8], 32, "documentation (RFC 3849)"],
-  [[0x20, 0x01, 0x00], 23, "IETF protocol assignments, Teredo included (RFC 2928, RFC 4380)"],
-  [[0xfc], 7, "unique local (RFC 4193)"],
-  [[0xfe, 0x80], 10, "link-local (RFC 4291)"],
-  [[0xfe, 0xc0], 10, "site-local (RFC 3879)"],
-  [[0xff], 8, "multicast (RFC 4291)"],
-];
+function v4Reason(address: V4): string | null {
+  const range = address.range();
+  return range === "unicast" ? null : (V4_REASONS[range] ?? `special-purpose IPv4 (${range})`);
+}
 
-function inRange(bytes: readonly number[], [prefix, bits]: Range): boolean {
-  for (let i = 0; i < bits; i += 8) {
-    const take = Math.min(8, bits - i);
-    const mask = (0xff << (8 - take)) & 0xff;
-    if (((bytes[i / 8] ?? 0) & mask) !== ((prefix[i / 8] ?? 0) & mask)) return false;
+function v6Reason(address: V6): string | null {
+  const bytes = address.toByteArray();
+  const range = address.range();
+  // :: and ::1 lie inside ::/96; they are themselves, not IPv4-compatible addresses.
+  if (range === "unspecified" || range === "loopback") return V6_REASONS[range]!;
+  const form = EMBEDDINGS.find((e) => address.match(e.range));
+  if (form) {
+    const carried = new ipaddr.IPv4(form.v4(bytes));
+    const reason = v4Reason(carried);
+    if (reason) return `${form.name} of ${carried.toString()}: ${reason}`;
+    return form.reachable ? null : `${form.name} (${form.note})`;
   }
-  return true;
+  if (range !== "unicast") return V6_REASONS[range] ?? `special-purpose IPv6 (${range})`;
+  // RFC 4291 §2.4: outside 2000::/3 nothing is assigned as global unicast (IANA address space).
+  if (!address.match(GLOBAL_UNICAST)) return "not global unicast (outside 2000::/3, RFC 4291 §2.4)";
+  return null;
 }
 
-function v4Bytes(ip: string): number[] {
-  return ip.split(".").map(Number);
-}
-
-/** The 16 bytes of an IPv6 address (`::` and a trailing dotted quad allowed); caller checked isIPv6. */
-function v6Bytes(ip: string): number[] {
-  const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
-  let text = bare;
-  const tail: number[] = [];
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    tail.push(...v4Bytes(quad[1]!));
-    text = text.slice(0, -quad[1]!.length) + "0:0";
+/**
+ * The address as the WHATWG URL parser spells it (all hex, RFC 5952), which is how the request
+ * itself names it: ipaddr.js reads a deprecated `::a.b.c.d` as `::ffff:a.b.c.d`, so a
+ * dotted tail must not reach it. A zone (`fe80::1%eth0`) is no URL host: left as it is.
+ */
+function hexSpelling(ip: string): string {
+  try {
+    return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  } catch {
+    return ip;
   }
-  const [head, rest] = text.includes("::") ? text.split("::") : [text, undefined];
-  const groups = (s: string | undefined) => (s ? s.split(":").filter((g) => g !== "") : []);
-  const left = groups(head);
-  const right = groups(rest);
-  const all = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
-  const bytes = all.flatMap((g) => {
-    const n = parseInt(g, 16);
-    return [n >> 8, n & 0xff];
-  });
-  if (quad) bytes.splice(12, 4, ...tail);
-  return bytes;
-}
-
-function classifyV4(bytes: readonly number[]): string | null {
-  return V4_RANGES.find((r) => inRange(bytes, r))?.[2] ?? null;
 }
 
 /**
  * Why `ip` must not be reached, or null when it is a public unicast address. Anything that is
- * not an IP address literal is refused (fail closed).
+ * not an IP address literal (Node's strict parser decides) is refused: fail closed.
  */
 export function nonPublicReason(ip: string): string | null {
-  if (isIPv4(ip)) return classifyV4(v4Bytes(ip));
   const bare = ip.replace(/^\[|\]$/g, "");
-  if (!isIPv6(bare)) return "not an IP address";
-  const b = v6Bytes(bare);
-  const zeros = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 16)) return "unspecified (RFC 4291)";
-  if (zeros(0, 15) && b[15] === 1) return "loopback (RFC 4291)";
-  const embedded = (why: string, v4: number[]) => {
-    const reason = classifyV4(v4);
-    return reason ? `${why} of ${reason}` : null;
-  };
-  // ::ffff:a.b.c.d (mapped, RFC 4291 §2.5.5.2) and ::a.b.c.d (compatible, deprecated, §2.5.5.1).
-  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return embedded("IPv4-mapped IPv6", b.slice(12));
-  if (zeros(0, 12)) return "IPv4-compatible IPv6 (deprecated, RFC 4291)";
-  // 64:ff9b::/96 NAT64 (RFC 6052) and 64:ff9b:1::/48 local-use NAT64 (RFC 8215).
-  if (inRange(b, [[0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], 96, ""])) return embedded("NAT64", b.slice(12));
-  if (inRange(b, [[0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], 48, ""])) return "local-use NAT64 (RFC 8215)";
-  // 2002:a.b.c.d::/48, 6to4 (RFC 3056).
-  if (b[0] === 0x20 && b[1] === 0x02) return embedded("6to4", b.slice(2, 6));
-  return V6_RANGES.find((r) => inRange(b, r))?.[2] ?? null;
+  try {
+    if (isIP(ip) === 4) return v4Reason(ipaddr.IPv4.parse(ip));
+    if (isIP(bare) === 6) return v6Reason(ipaddr.IPv6.parse(hexSpelling(bare)));
+  } catch {
+    // Node and ipaddr.js disagree on the spelling: not an address we will dial.
+  }
+  return "not an IP address";
 }

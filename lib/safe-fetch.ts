@@ -95,7 +95,6 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
       else callback(null, address, family);
     };
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    const tls = options.extraCa?.length && url.protocol === "https:" ? { ca: [...rootCertificates, ...options.extraCa] } : {};
     const body = init.body === undefined ? undefined : String(init.body);
     const headers = { ...init.headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) };
     return new Promise<Response>((resolve, reject) => {

@@ -1,13 +1,15 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseJsonOrNull } from "../lib/json.js";
 import { freshFor } from "../plugins/client-metadata-documents/document.js";
 import { useTempDirs } from "./helpers/fixtures.js";
 import { authorize, authorizeUrl, pkce, REDIRECT, signUp, token } from "./helpers/oauth.js";
-import { startTestServer, type TestServer } from "./helpers/server.js";
+import { cookiesOf, postForm, startTestServer, type TestServer } from "./helpers/server.js";
 
 /**
  * Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): a client_id
@@ -215,6 +217,130 @@ describe("client ID metadata documents without the development setting", () => {
     const clientId = serve("/private/client.json", (id) => publicClient(id));
     await expectRefused(server, clientId, /resolves to 127\.0\.0\.1: loopback/);
     expect(fetches.get("/private/client.json") ?? 0).toBe(0);
+  });
+
+  it("refuses a document at an IPv6 form of a loopback address (IPv4-translated, mapped, NAT64, 6to4)", async () => {
+    const port = new URL(base).port;
+    for (const host of ["[::ffff:0:7f00:1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]"]) {
+      await expectRefused(server, `https://${host}:${port}/translated/client.json`, /resolves to .*127\.0\.0\.1: loopback/);
+    }
+  });
+});
+
+/**
+ * Wherever a client_id names a document that cannot be had (never fetchable, or fetched once
+ * and gone since), the request is the client's fault: a 4xx with an RFC 6749 error (or an
+ * error page for a browser), never a 500. Instance `b` shares `a`'s database but never
+ * fetched the documents itself, so it fetches again whatever `a` registered.
+ */
+describe("a client whose metadata document cannot be had is refused with a 4xx at every endpoint that names it", () => {
+  let a: TestServer;
+  let b: TestServer;
+  const BROWSER = { accept: "text/html", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" };
+  /** A top-level browser navigation. node:http, as fetch() sends `Sec-Fetch-Mode: cors` whatever it is told. */
+  function navigate(url: string, init: { method?: string; cookie?: string; body?: string } = {}) {
+    const headers: Record<string, string> = { ...BROWSER, ...(init.cookie ? { cookie: init.cookie } : {}) };
+    if (init.body !== undefined) Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", "content-length": String(Buffer.byteLength(init.body)), origin: new URL(url).origin });
+    return new Promise<{ status: number; headers: Headers; json: any; text: string }>((resolve, reject) => {
+      const req = httpRequest(url, { method: init.method ?? "GET", headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const answer = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) for (const v of [value ?? []].flat()) answer.append(name, v);
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, headers: answer, json: parseJsonOrNull(text), text });
+        });
+      });
+      req.on("error", reject);
+      req.end(init.body);
+    });
+  }
+  const LOGGED_OUT = "http://127.0.0.1:9999/logged-out";
+  beforeAll(async () => {
+    const env = { OUTBOUND_ALLOW_PRIVATE: "true", OUTBOUND_EXTRA_CA_FILE: caFile, CLIENT_METADATA_TIMEOUT: "500", DATABASE_URL: process.env.TEST_DATABASE_URL || join(tempDir(), "shared.sqlite") };
+    a = await startTestServer(env);
+    b = await startTestServer(env);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  /** 4xx with an RFC 6749 error object, or (browser) an HTML page; never a 5xx. */
+  function expectClientFault(name: string, res: { status: number; headers: Headers; json: any; text: string }, html = false) {
+    expect(res.status, `${name}: ${res.status} ${res.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+    expect(res.status, `${name}: ${res.status} ${res.text.slice(0, 200)}`).toBeLessThan(500);
+    if (html) expect(res.headers.get("content-type"), name).toMatch(/^text\/html/);
+    else expect(String(res.json?.error), `${name}: ${res.text.slice(0, 200)}`).toMatch(/^(invalid_client|invalid_request|invalid_grant|unauthorized_client)$/);
+  }
+
+  const endSession = (server: TestServer, params: Record<string, string>, browser?: { cookie?: string }) => {
+    const path = `/api/auth/oauth2/end-session?${new URLSearchParams(params)}`;
+    return browser ? navigate(server.url + path, browser) : server.api(path);
+  };
+
+  it("never fetchable: authorize, token, introspect, revoke, device code, end-session and the client lookups", async () => {
+    const clientId = `${base}/never/client.json`;
+    const person = await signUp(a);
+    const hint = [{ alg: "EdDSA" }, { iss: a.url, aud: clientId, sub: person.user.id, sid: "s" }].map((part) => Buffer.from(JSON.stringify(part)).toString("base64url")).join(".") + ".c2ln";
+    const { challenge, verifier } = pkce();
+    const cases: [string, () => Promise<{ status: number; headers: Headers; json: any; text: string }>, boolean?][] = [
+      ["authorize", () => a.api(authorizeUrl(a, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, scope: "openid", state: "s", code_challenge: challenge, code_challenge_method: "S256" }), { cookie: person.cookie })],
+      ["token (authorization_code)", () => token(a, { grant_type: "authorization_code", code: "x", redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier })],
+      ["token (refresh_token)", () => token(a, { grant_type: "refresh_token", refresh_token: "x", client_id: clientId })],
+      ["token (device_code)", () => token(a, { grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: "x", client_id: clientId })],
+      ["introspect", () => postForm(a, "/api/auth/oauth2/introspect", { token: "x", client_id: clientId, client_secret: "s" })],
+      ["revoke", () => postForm(a, "/api/auth/oauth2/revoke", { token: "x", client_id: clientId })],
+      ["device/code", () => postForm(a, "/api/auth/device/code", { client_id: clientId, scope: "openid" })],
+      ["end-session client_id", () => endSession(a, { client_id: clientId })],
+      ["end-session id_token_hint", () => endSession(a, { id_token_hint: hint })],
+      ["end-session client_id, browser", () => endSession(a, { client_id: clientId }, {}), true],
+      ["end-session id_token_hint, browser", () => endSession(a, { id_token_hint: hint }, {}), true],
+      ["public-client", () => a.api(`/api/auth/oauth2/public-client?${new URLSearchParams({ client_id: clientId })}`, { cookie: person.cookie })],
+    ];
+    for (const [name, send, html] of cases) expectClientFault(name, await send(), html);
+    expect(await a.db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).execute()).toEqual([]);
+  });
+
+  it("fetched once and gone since: the same endpoints, the consent step and a confirmed logout", async () => {
+    const path = "/gone/client.json";
+    const clientId = serve(path, (id) => publicClient(id, { post_logout_redirect_uris: [LOGGED_OUT] }));
+    const person = await signUp(a);
+    // On `a`, while the document is served: an authorization waiting at consent, and a finished one.
+    const pending = await authorizeLocation(a, person.cookie, { client_id: clientId });
+    expect(pending.pathname).toBe("/consent");
+    const { verifier, challenge } = pkce();
+    const granted = await authorize(a, { clientId, cookie: person.cookie, challenge, scope: "openid offline_access" });
+    const tokens = await token(a, { grant_type: "authorization_code", code: granted.code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+    expect(tokens.status, tokens.text).toBe(200);
+    // The operator lets the client use end-session; a browser starts a logout that waits for confirmation.
+    await a.db.updateTable("oauthClient").set({ enableEndSession: true }).where("clientId", "=", clientId).execute();
+    const asked = await endSession(a, { client_id: clientId, post_logout_redirect_uri: LOGGED_OUT }, { cookie: person.cookie });
+    expect(asked.status, asked.text).toBe(200);
+    const confirmCookie = cookiesOf(asked.headers);
+    expect(confirmCookie).not.toBe("");
+
+    // The document goes away, and `a`'s fetch is older than the cache floor.
+    documents.delete(path);
+    await a.db.updateTable("oauthClient").set({ updatedAt: new Date(Date.now() - 3600_000) }).where("clientId", "=", clientId).execute();
+    const cases: [string, () => Promise<{ status: number; headers: Headers; json: any; text: string }>, boolean?][] = [
+      ["authorize", () => b.api(authorizeUrl(b, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, scope: "openid", state: "s", code_challenge: challenge, code_challenge_method: "S256" }), { cookie: person.cookie })],
+      ["consent", () => b.api("/api/auth/oauth2/consent", { cookie: person.cookie, body: { accept: true, oauth_query: pending.search.slice(1) } })],
+      ["token (refresh_token)", () => token(b, { grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: clientId })],
+      ["revoke", () => postForm(b, "/api/auth/oauth2/revoke", { token: tokens.json.refresh_token, client_id: clientId })],
+      ["device/code", () => postForm(b, "/api/auth/device/code", { client_id: clientId, scope: "openid" })],
+      ["end-session client_id", () => endSession(b, { client_id: clientId })],
+      ["end-session id_token_hint", () => endSession(b, { id_token_hint: tokens.json.id_token, client_id: clientId })],
+      ["end-session client_id, browser", () => endSession(b, { client_id: clientId }, {}), true],
+    ];
+    for (const [name, send, html] of cases) expectClientFault(name, await send(), html);
+
+    // The confirmed logout ends the session, but does not send the browser to the client.
+    const confirmed = await navigate(`${b.url}/api/auth/oauth2/end-session/confirm`, { method: "POST", cookie: `${person.cookie}; ${confirmCookie}`, body: "action=confirm" });
+    expect(confirmed.status, confirmed.text.slice(0, 200)).toBe(200);
+    expect(confirmed.headers.get("location")).toBeNull();
+    expect((await b.api("/api/auth/get-session", { cookie: person.cookie })).json).toBeNull();
   });
 });
 

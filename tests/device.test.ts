@@ -1,3 +1,4 @@
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { submitWith } from "./helpers/browser.js";
 import { signInThroughPage, useBrowser, useTestServer } from "./helpers/fixtures.js";
@@ -187,6 +188,72 @@ describe("the device's other endings (RFC 8628 §3.5)", () => {
     });
     expect(hijack.status).toBe(400);
     expect(hijack.text).not.toContain("Device connected");
+  });
+});
+
+describe("answers sent together (approve and deny racing, two tabs, a double click)", () => {
+  /**
+   * On PostgreSQL the race is made certain, not just likely: a transaction of the test holds
+   * the device code's row lock, so the answers read `pending` and then queue at their write
+   * until it ends. (SQLite runs one write at a time: there the answers simply race.)
+   */
+  async function holdingTheRow<T>(userCode: string, race: () => Promise<T>): Promise<T> {
+    if (server.dbType !== "postgres") return race();
+    const [locker, watcher] = [new pg.Client({ connectionString: process.env.TEST_DATABASE_URL }), new pg.Client({ connectionString: process.env.TEST_DATABASE_URL })];
+    await Promise.all([locker.connect(), watcher.connect()]);
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "deviceCode" WHERE "userCode" = $1 FOR UPDATE`, [userCode]);
+      const racing = race();
+      // Asked outside any transaction: PostgreSQL keeps one snapshot of pg_stat_activity per transaction.
+      const waiting = async () =>
+        (await watcher.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n as number;
+      // Until every connection of the server's pool (10) waits at a write, or 10 s have passed.
+      let queued = 0;
+      for (let i = 0; i < 400 && queued < 10; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        queued = await waiting();
+      }
+      expect(queued, "answers waiting at their write together").toBeGreaterThanOrEqual(2);
+      await locker.query("COMMIT");
+      return await racing;
+    } finally {
+      await Promise.all([locker.end(), watcher.end()]);
+    }
+  }
+
+  it("decides the code once: of 20 parallel approve and deny answers exactly one succeeds, and the device gets what it said", async () => {
+    const person = await signUp(server);
+    const client = await deviceClient();
+    const code = await requestCode(server, client.client_id);
+    const userCode = code.json.user_code.replace("-", "");
+    // The person opens the code first: it is now bound to them (the verify step).
+    expect((await server.api(`/api/auth/device?user_code=${userCode}`, { cookie: person.cookie })).status).toBe(200);
+
+    const answers = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? "approve" : "deny"));
+    const results = await holdingTheRow(userCode, () => Promise.all(answers.map((answer) => server.api(`/api/auth/device/${answer}`, { cookie: person.cookie, body: { userCode } }))));
+    const won = results.flatMap((res, i) => (res.status === 200 ? [answers[i]!] : []));
+    expect(won, results.map((r) => `${r.status} ${r.text}`).join("\n")).toHaveLength(1);
+    for (const res of results.filter((r) => r.status !== 200)) {
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ error: "invalid_request", error_description: "Device code already processed" });
+    }
+
+    // A late answer on the page says the code was used, and changes nothing.
+    const late = await server.api("/device", {
+      cookie: person.cookie,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ user_code: code.json.user_code, decision: won[0] === "approve" ? "deny" : "approve" }).toString(),
+    });
+    expect(late.status).toBe(400);
+    expect(late.text).toMatch(/already used/);
+
+    // The stored decision and the device's answer are the one that won.
+    const row = await server.db.selectFrom("deviceCode").select("status").where("userCode", "=", userCode).executeTakeFirstOrThrow();
+    expect(row.status).toBe(won[0] === "approve" ? "approved" : "denied");
+    const polled = await poll(server, client.client_id, code.json.device_code);
+    if (won[0] === "approve") expect(polled.status, polled.text).toBe(200);
+    else expect(polled.json.error).toBe("access_denied");
   });
 });
 

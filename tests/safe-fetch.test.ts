@@ -32,21 +32,65 @@ describe("the address classifier", () => {
     ["fc00::1", /unique local/],
     ["fe80::1", /link-local/],
     ["ff02::1", /multicast/],
-    ["::ffff:127.0.0.2", /IPv4-mapped IPv6 of loopback/],
-    ["::ffff:7f00:2", /IPv4-mapped IPv6 of loopback/],
-    ["::ffff:a9fe:a9fe", /IPv4-mapped IPv6 of link-local/],
-    ["[::ffff:10.0.0.1]", /IPv4-mapped IPv6 of private/],
-    ["::127.0.0.1", /IPv4-compatible/],
-    ["64:ff9b::a9fe:a9fe", /NAT64 of link-local/],
-    ["2002:7f00:1::", /6to4 of loopback/],
     ["2001:db8::1", /documentation/],
-    ["2001:0:4136:e378::1", /Teredo/],
+    ["3fff::1", /documentation/],
+    ["fec0::1", /site-local/],
+    ["100::1", /discard/],
+    ["5f00::1", /segment routing/],
+    ["4000::1", /not global unicast/],
+    ["::1:2:3:4", /not global unicast/],
     ["localhost", /not an IP address/],
+    ["127.1", /not an IP address/],
   ])("refuses %s", (ip, reason) => {
     expect(nonPublicReason(ip)).toMatch(reason);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"])("lets public %s through", (ip) => {
+  // Every IPv6 form that carries an IPv4 address is judged by that address, in every spelling.
+  it.each([
+    // IPv4-mapped, ::ffff:0:0/96 (RFC 4291 §2.5.5.2)
+    ["::ffff:127.0.0.2", /IPv4-mapped IPv6 of 127\.0\.0\.2: loopback/],
+    ["::ffff:7f00:2", /IPv4-mapped IPv6 of 127\.0\.0\.2: loopback/],
+    ["0:0:0:0:0:ffff:7f00:1", /IPv4-mapped IPv6 of 127\.0\.0\.1: loopback/],
+    ["::ffff:a9fe:a9fe", /IPv4-mapped IPv6 of 169\.254\.169\.254: link-local/],
+    ["[::ffff:10.0.0.1]", /IPv4-mapped IPv6 of 10\.0\.0\.1: private/],
+    // IPv4-translated, ::ffff:0:0:0/96 (RFC 2765 SIIT): the form of the issue
+    ["::ffff:0:7f00:1", /IPv4-translated IPv6 of 127\.0\.0\.1: loopback/],
+    ["::ffff:0:127.0.0.1", /IPv4-translated IPv6 of 127\.0\.0\.1: loopback/],
+    ["0::FFFF:0:A00:1", /IPv4-translated IPv6 of 10\.0\.0\.1: private/],
+    ["::ffff:0:a9fe:a9fe", /IPv4-translated IPv6 of 169\.254\.169\.254: link-local/],
+    ["::ffff:0:808:808", /IPv4-translated IPv6 \(RFC 2765, not globally routable\)/],
+    // IPv4-compatible, ::/96 (deprecated)
+    ["::127.0.0.1", /IPv4-compatible IPv6 of 127\.0\.0\.1: loopback/],
+    ["::a00:1", /IPv4-compatible IPv6 of 10\.0\.0\.1: private/],
+    ["::8.8.8.8", /IPv4-compatible IPv6 \(deprecated/],
+    // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052) and local-use 64:ff9b:1::/48 (RFC 8215)
+    ["64:ff9b::a9fe:a9fe", /NAT64 of 169\.254\.169\.254: link-local/],
+    ["64:ff9b::127.0.0.1", /NAT64 of 127\.0\.0\.1: loopback/],
+    ["64:ff9b:1::7f00:1", /local-use NAT64 of 127\.0\.0\.1: loopback/],
+    ["64:ff9b:1::808:808", /local-use NAT64 \(RFC 8215/],
+    // 6to4, 2002::/16 (RFC 3056)
+    ["2002:7f00:1::", /6to4 of 127\.0\.0\.1: loopback/],
+    ["2002:c0a8:101::1", /6to4 of 192\.168\.1\.1: private/],
+    ["2002:a9fe:a9fe::1", /6to4 of 169\.254\.169\.254: link-local/],
+    // Teredo, 2001::/32 (RFC 4380): the client address, inverted, in the last 32 bits
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", /Teredo of 127\.0\.0\.1: loopback/],
+    ["2001:0:4136:e378::1", /Teredo of 255\.255\.255\.254/],
+    ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", /Teredo \(RFC 4380/],
+  ])("refuses %s, an IPv6 form of an IPv4 address", (ip, reason) => {
+    expect(nonPublicReason(ip)).toMatch(reason);
+  });
+
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "100.128.0.1",
+    "172.32.0.1",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+  ])("lets public %s through", (ip) => {
     expect(nonPublicReason(ip)).toBeNull();
   });
 
@@ -59,6 +103,10 @@ describe("the address classifier", () => {
     "http://127.1/",
     "http://0/",
     "http://[::ffff:127.0.0.2]/",
+    "http://[::ffff:0:7f00:1]/",
+    "https://[::ffff:0:127.0.0.1]/client.json",
+    "http://[64:ff9b::7f00:1]/",
+    "http://[2002:7f00:1::]/",
     "http://[::1]/",
     "https://localhost/",
     "https://LOCALHOST./",

@@ -83,6 +83,16 @@ export async function listAuditEvents(db: Kysely<any>, query: AuditQuery): Promi
   return rows.map(toEvent);
 }
 
+/**
+ * Deletes up to `limit` events older than `olderThan`, oldest first; how many it deleted. One
+ * short statement (a batch by the `at` index): the caller repeats it while it deletes a full batch.
+ */
+export async function pruneAuditEvents(db: Kysely<any>, olderThan: Date, limit: number): Promise<number> {
+  const batch = db.selectFrom("auditEvent").select("id").where("at", "<", olderThan).orderBy("at").limit(limit);
+  const result = await db.deleteFrom("auditEvent").where("id", "in", batch).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** The JSON shape of an event (routes/admin-audit-log.ts and the admin CLI). */
 export function auditEventJson(event: AuditEvent) {
   let detail: unknown = null;

@@ -33,6 +33,15 @@ export const CLIENT_METADATA_DISCOVERY_ID = "cimd";
 
 type Client = SchemaClient<Scope[]>;
 
+/**
+ * Endpoints that cannot pass a discovery's error on: oauth-provider's RP-initiated logout
+ * (`getLogoutClient`) turns any error of the client lookup into 500 `server_error`. There a
+ * client whose document cannot be had is no client (null, as the ClientDiscovery contract
+ * says: resolution fails closed), which end-session answers itself: 400 `invalid_client`, or
+ * its error page for a browser; a confirmed logout then ends the session without redirecting.
+ */
+const LOOKUP_ERRORS_BECOME_500 = new Set(["/oauth2/end-session", "/oauth2/end-session/confirm"]);
+
 function invalidClient(description: string) {
   return new APIError("BAD_REQUEST", { error: "invalid_client", error_description: description });
 }
@@ -89,29 +98,39 @@ export function clientMetadataDocuments(options: ClientMetadataDocumentsOptions)
     return client;
   }
 
+  /** The client for `clientId`: trusted while fresh, else fetched again (once at a time); failures are remembered briefly. */
+  async function resolveClient(ctx: GenericEndpointContext, clientId: string, existing: Client | null): Promise<Client> {
+    const now = Date.now();
+    if (existing && (freshUntil.get(clientId) ?? 0) > now) return existing;
+    // Another instance (or this one before a restart) fetched it within the floor.
+    if (existing && !freshUntil.has(clientId) && now - new Date(existing.updatedAt ?? 0).getTime() < floor * 1000) return existing;
+    const failed = failures.get(clientId);
+    if (failed && failed.until > now) throw failed.error;
+    let pending = inFlight.get(clientId);
+    if (!pending) {
+      pending = refresh(ctx, clientId, existing).finally(() => inFlight.delete(clientId));
+      inFlight.set(clientId, pending);
+    }
+    try {
+      const client = await pending;
+      failures.delete(clientId);
+      return client;
+    } catch (err) {
+      // A client that no longer publishes a valid document is refused (fail closed), not served stale.
+      freshUntil.delete(clientId);
+      if (err instanceof APIError) failures.set(clientId, { error: err, until: Date.now() + failureTtl * 1000 });
+      throw err;
+    }
+  }
+
   return {
     id: CLIENT_METADATA_DISCOVERY_ID,
     matches: (clientId) => clientId.startsWith("https://"),
     async resolve(ctx, clientId, existing) {
-      const now = Date.now();
-      if (existing && (freshUntil.get(clientId) ?? 0) > now) return existing;
-      // Another instance (or this one before a restart) fetched it within the floor.
-      if (existing && !freshUntil.has(clientId) && now - new Date(existing.updatedAt ?? 0).getTime() < floor * 1000) return existing;
-      const failed = failures.get(clientId);
-      if (failed && failed.until > now) throw failed.error;
-      let pending = inFlight.get(clientId);
-      if (!pending) {
-        pending = refresh(ctx, clientId, existing).finally(() => inFlight.delete(clientId));
-        inFlight.set(clientId, pending);
-      }
       try {
-        const client = await pending;
-        failures.delete(clientId);
-        return client;
+        return await resolveClient(ctx, clientId, existing);
       } catch (err) {
-        // A client that no longer publishes a valid document is refused (fail closed), not served stale.
-        freshUntil.delete(clientId);
-        if (err instanceof APIError) failures.set(clientId, { error: err, until: Date.now() + failureTtl * 1000 });
+        if (err instanceof APIError && ctx.path && LOOKUP_ERRORS_BECOME_500.has(ctx.path)) return null;
         throw err;
       }
     },

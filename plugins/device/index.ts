@@ -1,6 +1,7 @@
 import { oauthDeviceAuthorization } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
+import { deviceDecision } from "./decision.js";
 import { formatUserCode, USER_CODE_LENGTH } from "./user-code.js";
 
 export interface DeviceGrantOptions {
@@ -20,7 +21,9 @@ export interface DeviceGrantOptions {
  * - user-code guessing is rate limited per IP with one count shared by every route that takes
  *   a code (RFC 8628 §5.1: the verification step must be rate limited against brute force):
  *   `deviceUserCode` in lib/limits.ts, applied around the handler (lib/auth-limits.ts);
- * - the device authorization response shows the user code grouped, `WDJB-MJHT` (§6.1).
+ * - the device authorization response shows the user code grouped, `WDJB-MJHT` (§6.1);
+ * - approve and deny decide a code with one conditional write, so of two answers sent at once
+ *   exactly one wins on PostgreSQL too (./decision.ts).
  * Clients must be registered with the grant type; DCR accepts it because the plugin adds it
  * to oauth-provider's supported grant types.
  */
@@ -34,6 +37,11 @@ export function deviceGrant(options: DeviceGrantOptions) {
   });
   return {
     ...plugin,
+    endpoints: {
+      ...plugin.endpoints,
+      deviceApprove: deviceDecision(plugin.endpoints.deviceApprove, "approved"),
+      deviceDeny: deviceDecision(plugin.endpoints.deviceDeny, "denied"),
+    },
     // lib/limits.ts `deviceUserCode` replaces the plugin's per-path rule.
     rateLimit: [],
     hooks: {

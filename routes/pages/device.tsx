@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { DEVICE_DECISION_ERRORS } from "../../plugins/device/decision.js";
 import { formatUserCode, normalizeUserCode } from "../../plugins/device/user-code.js";
 import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
 import { DeviceCodeEntryPage, DeviceConfirmPage, DeviceDonePage } from "./device-page.js";
@@ -17,12 +18,15 @@ interface Verification {
 const TOO_MANY = "Too many attempts. Wait a minute and try again.";
 const INVALID = "That code is not valid. Check it on your device and try again.";
 const EXPIRED = "That code has expired. Start again on your device to get a new one.";
+const USED = "That code was already used. Start again on your device if you still need to connect it.";
 
 const devicePath = (code: string | undefined) => (code ? `/device?${new URLSearchParams({ user_code: code })}` : "/device");
 
 async function failure(c: PageContext, res: Response, code: string) {
   if (res.status === 429) return html(c, <DeviceCodeEntryPage code={code} error={TOO_MANY} />, 429);
-  const body = (await res.json().catch(() => null)) as { error?: unknown } | null;
+  const body = (await res.json().catch(() => null)) as { error?: unknown; error_description?: unknown } | null;
+  // Answered already (in another tab, or by a second click that lost the race).
+  if (body?.error_description === DEVICE_DECISION_ERRORS.alreadyProcessed) return html(c, <DeviceCodeEntryPage error={USED} />, 400);
   return html(c, <DeviceCodeEntryPage code={code} error={body?.error === "expired_token" ? EXPIRED : INVALID} />, 400);
 }
 
@@ -37,7 +41,7 @@ async function showDevice(c: PageContext) {
   const found = (await res.json()) as Verification;
   // No client_id: someone else already claimed this code. Say no more than for a wrong code.
   if (!found.client_id) return html(c, <DeviceCodeEntryPage code={formatUserCode(code)} error={INVALID} />, 400);
-  if (found.status !== "pending") return html(c, <DeviceCodeEntryPage error="That code was already used. Start again on your device if you still need to connect it." />, 400);
+  if (found.status !== "pending") return html(c, <DeviceCodeEntryPage error={USED} />, 400);
 
   const client = await findClientDisplay(c.var.page.db, found.client_id);
   const scopes = (found.scope ?? "").split(" ").filter(Boolean);

@@ -40,6 +40,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     AUTO_MIGRATE: "true",
     // Counters are per client IP and every test shares 127.0.0.1; the rate-limit tests turn this on.
     RATE_LIMIT_ENABLED: "false",
+    // One pruning lease is shared by every server on the test database; the retention tests turn it on.
+    AUDIT_LOG_RETENTION_DAYS: "0",
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...env,
   });
