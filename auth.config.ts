@@ -81,6 +81,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const origin = new URL(config.authUrl).origin;
   // Our pages as oauth-provider sends browsers to them: under AUTH_URL's path, if it has one (lib/path-prefix.ts).
   const page = (path: string) => `${issuerPath(config.authUrl)}${path}`;
+  // Which resources a client may ask for: any https resource the person consents to, or a
+  // client's allow-list; one resource per token request (plugins/resource-policy).
+  const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
 
   return {
     appName: "Identity",
@@ -211,9 +214,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // for; with `resource` the access token is an RFC 9068 JWT whose `aud` is that resource.
         resources: [url(MCP_PATH)],
         enforcePerClientResources: false,
-        // Which other resources a client may ask for: any https resource the person consents to,
-        // or a client's allow-list; one resource per token request (plugins/resource-policy).
-        resourcePolicy: resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] }),
+        resourcePolicy: resources.policy,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         codeExpiresIn: config.ttl.code,
@@ -247,6 +248,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
         ],
       }),
+      // The token endpoint's side of that policy: a grant authorized for no resource gets none.
+      resources.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

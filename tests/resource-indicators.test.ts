@@ -189,6 +189,36 @@ describe("resource indicators (RFC 8707)", () => {
     expect(open.auth.code).toBeTruthy();
   });
 
+  it("a code for no resource cannot be exchanged for one: naming a resource at the token endpoint is invalid_target", async () => {
+    // The person consented to `openid offline_access` and no resource; a resource named only at
+    // the token endpoint would get a JWT for an audience the consent page never showed.
+    const { person, client, auth } = await setUp(server, [], "openid offline_access");
+    const widened = await exchange(server, client.client_id, auth, API);
+    expect(widened.status).toBe(400);
+    expect(widened.headers.get("content-type")).toContain("application/json");
+    expect(widened.json.error).toBe("invalid_target");
+    // Checked once the client and the code are: a wrong verifier is still invalid_grant.
+    const again = await authorizeFor(server, client.client_id, person.cookie, [], "openid offline_access");
+    const wrongVerifier = await exchange(server, client.client_id, { code: again.code, verifier: pkce().verifier }, API);
+    expect(wrongVerifier.status).toBe(400);
+    expect(wrongVerifier.json.error).toBe("invalid_grant");
+  });
+
+  it("a refresh token for no resource cannot be refreshed into one: invalid_target, and the token stays good for what was granted", async () => {
+    const { client, auth } = await setUp(server, [], "openid offline_access");
+    const tokens = await exchange(server, client.client_id, auth);
+    expect(tokens.status, tokens.text).toBe(200);
+    const widened = await refresh(server, client.client_id, tokens.json.refresh_token, API);
+    expect(widened.status).toBe(400);
+    expect(widened.json.error).toBe("invalid_target");
+    // Our own resources are resources too: the grant was for none.
+    expect((await refresh(server, client.client_id, tokens.json.refresh_token, `${server.url}/mcp`)).json.error).toBe("invalid_target");
+    // The refusals spent nothing: the refresh token still works, for what was granted (an opaque token).
+    const plain = await refresh(server, client.client_id, tokens.json.refresh_token);
+    expect(plain.status, plain.text).toBe(200);
+    expect((plain.json.access_token as string).split(".")).toHaveLength(1);
+  });
+
   it("without resource, tokens behave as before: opaque, no aud", async () => {
     const { client, auth } = await setUp(server, []);
     const res = await exchange(server, client.client_id, auth);
