@@ -32,6 +32,7 @@ import { registrationManagement } from "./plugins/registration-management/index.
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { resourcePolicy } from "./plugins/resource-policy/index.js";
+import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
@@ -239,6 +240,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
         },
         async customUserInfoClaims({ user, scopes, jwt }) {
+          // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
+          assertTokenForUserInfo(jwt, url(`${BASE_PATH}/oauth2/userinfo`));
           return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.

@@ -219,6 +219,42 @@ describe("resource indicators (RFC 8707)", () => {
     expect((plain.json.access_token as string).split(".")).toHaveLength(1);
   });
 
+  it("the aud of a resource's JWT is that resource alone, with openid in the scope too (RFC 9068 §3)", async () => {
+    const { client, auth } = await setUp(server, [API], "openid profile");
+    const res = await exchange(server, client.client_id, auth, API);
+    expect(res.status, res.text).toBe(200);
+    const { payload } = await verifyFor(server, res.json.access_token, API);
+    expect(payload.aud).toBe(API);
+    expect(payload.scope).toBe("openid profile");
+    expect(typeof res.json.id_token).toBe("string");
+  });
+
+  it("userinfo takes a token for itself (opaque, or a JWT for its audience), not a token for another resource", async () => {
+    const userInfo = `${server.url}/api/auth/oauth2/userinfo`;
+    const call = (accessToken: string) => server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${accessToken}` } });
+    const { person, client, auth } = await setUp(server, [API, userInfo]);
+    const forApi = await exchange(server, client.client_id, auth, API);
+    expect(forApi.status, forApi.text).toBe(200);
+    const refused = await call(forApi.json.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.json.error).toBe("invalid_token");
+    expect(refused.headers.get("www-authenticate")).toContain("invalid_token");
+    // The same grant names userinfo as its other resource: a JWT for that audience is accepted.
+    const forUserInfo = await refresh(server, client.client_id, forApi.json.refresh_token, userInfo);
+    expect(forUserInfo.status, forUserInfo.text).toBe(200);
+    expect((await verifyFor(server, forUserInfo.json.access_token, userInfo)).payload.aud).toBe(userInfo);
+    const answered = await call(forUserInfo.json.access_token);
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.json.sub).toBe(person.user.id);
+    // Our MCP server's token is not for userinfo either.
+    const mcp = await setUp(server, [`${server.url}/mcp`]);
+    const forMcp = await exchange(server, mcp.client.client_id, mcp.auth, `${server.url}/mcp`);
+    expect((await call(forMcp.json.access_token)).status).toBe(401);
+    // A grant without resource: an opaque token, for us, and userinfo answers it.
+    const plain = await setUp(server, []);
+    expect((await call((await exchange(server, plain.client.client_id, plain.auth)).json.access_token)).status).toBe(200);
+  });
+
   it("without resource, tokens behave as before: opaque, no aud", async () => {
     const { client, auth } = await setUp(server, []);
     const res = await exchange(server, client.client_id, auth);
