@@ -258,7 +258,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       rpInitiatedLogout(),
       tokenRevocation(),
       claimsPolicy(),
-      // An authorization request without `scope` asks for sign-in and profile, not all the client registered.
+      // An authorization request without `scope` asks for sign-in and profile, not all the client
+      // registered; `offline_access` counts only from a client registered for refresh_token.
       defaultScopePlugin(),
       memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
       keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
