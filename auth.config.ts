@@ -32,6 +32,7 @@ import { registrationManagement } from "./plugins/registration-management/index.
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { resourcePolicy } from "./plugins/resource-policy/index.js";
+import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
 import { social } from "./plugins/social/index.js";
@@ -82,6 +83,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const origin = new URL(config.authUrl).origin;
   // Our pages as oauth-provider sends browsers to them: under AUTH_URL's path, if it has one (lib/path-prefix.ts).
   const page = (path: string) => `${issuerPath(config.authUrl)}${path}`;
+  // Which resources a client may ask for: any https resource the person consents to, or a
+  // client's allow-list; one resource per token request (plugins/resource-policy).
+  const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
 
   return {
     appName: "Identity",
@@ -212,9 +216,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         // for; with `resource` the access token is an RFC 9068 JWT whose `aud` is that resource.
         resources: [url(MCP_PATH)],
         enforcePerClientResources: false,
-        // Which other resources a client may ask for: any https resource the person consents to,
-        // or a client's allow-list; one resource per token request (plugins/resource-policy).
-        resourcePolicy: resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] }),
+        resourcePolicy: resources.policy,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         codeExpiresIn: config.ttl.code,
@@ -239,6 +241,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
         },
         async customUserInfoClaims({ user, scopes, jwt }) {
+          // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
+          assertTokenForUserInfo(jwt, url(`${BASE_PATH}/oauth2/userinfo`));
           return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
@@ -248,12 +252,15 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
         ],
       }),
+      // The token endpoint's side of that policy: a grant authorized for no resource gets none.
+      resources.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),
       tokenRevocation(),
       claimsPolicy(),
-      // An authorization request without `scope` asks for sign-in and profile, not all the client registered.
+      // An authorization request without `scope` asks for sign-in and profile, not all the client
+      // registered; `offline_access` counts only from a client registered for refresh_token.
       defaultScopePlugin(),
       memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
       keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),

@@ -106,9 +106,14 @@ describe("the consent page's destination", () => {
   it("lists the resources (RFC 8707) the access is for, ours in words and any other by host and URL", async () => {
     const native = await register({ client_name: "Agent", application_type: "native", redirect_uris: [REDIRECT] });
     const mcp = `${server.url}/mcp`;
-    const page = await consentPage(native.json.client_id, REDIRECT, ["https://tools.example.test/mcp", mcp]);
+    const userinfo = `${server.url}/api/auth/oauth2/userinfo`;
+    const page = await consentPage(native.json.client_id, REDIRECT, ["https://tools.example.test/mcp", mcp, userinfo]);
     const items = await page.locator("ul.resources li").allInnerTexts();
-    expect(items).toEqual(["tools.example.test (https://tools.example.test/mcp)", `This service's MCP server (your identities, backup status and apps) (${mcp})`]);
+    expect(items).toEqual([
+      "tools.example.test (https://tools.example.test/mcp)",
+      `This service's MCP server (your identities, backup status and apps) (${mcp})`,
+      `This service's account details, as allowed above (userinfo) (${userinfo})`,
+    ]);
     await expect(page.locator("ul.resources strong").innerText()).resolves.toBe("tools.example.test");
     expect(await text(page)).toContain("Each of these services will be able to act with this access");
 

@@ -257,6 +257,38 @@ describe("answers sent together (approve and deny racing, two tabs, a double cli
   });
 });
 
+describe("refresh tokens", () => {
+  /** The person opens the code on our /device page (which makes it theirs) and approves it. */
+  async function approve(cookie: string, userCode: string) {
+    expect((await server.api(`/device?user_code=${userCode}`, { cookie })).status).toBe(200);
+    const approved = await server.api("/device", {
+      cookie,
+      headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams({ user_code: userCode, decision: "approve" }).toString(),
+    });
+    expect(approved.text).toContain("Device connected");
+  }
+
+  it("come with offline_access only to a client registered for the refresh_token grant", async () => {
+    const person = await signUp(server);
+    const withRefresh = await deviceClient(server, [DEVICE_GRANT, "refresh_token"]);
+    // Registered for authorization_code too, which once implied refresh tokens.
+    const without = await registerClient(server, { client_name: "Living Room TV", grant_types: ["authorization_code", DEVICE_GRANT], response_types: ["code"] });
+    const issued: Record<string, any>[] = [];
+    for (const client of [withRefresh, without]) {
+      const code = await requestCode(server, client.client_id, "openid offline_access");
+      await approve(person.cookie, code.json.user_code);
+      const res = await poll(server, client.client_id, code.json.device_code);
+      expect(res.status, res.text).toBe(200);
+      issued.push(res.json);
+    }
+    expect(issued[0]).toMatchObject({ scope: "openid offline_access", refresh_token: expect.any(String) });
+    const refreshed = await token(server, { grant_type: "refresh_token", refresh_token: issued[0]!.refresh_token, client_id: withRefresh.client_id });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(issued[1]).not.toHaveProperty("refresh_token");
+  });
+});
+
 describe("expiry", () => {
   const short = useTestServer({ DEVICE_CODE_TTL: "1", DEVICE_POLL_INTERVAL: "1" });
 

@@ -189,6 +189,72 @@ describe("resource indicators (RFC 8707)", () => {
     expect(open.auth.code).toBeTruthy();
   });
 
+  it("a code for no resource cannot be exchanged for one: naming a resource at the token endpoint is invalid_target", async () => {
+    // The person consented to `openid offline_access` and no resource; a resource named only at
+    // the token endpoint would get a JWT for an audience the consent page never showed.
+    const { person, client, auth } = await setUp(server, [], "openid offline_access");
+    const widened = await exchange(server, client.client_id, auth, API);
+    expect(widened.status).toBe(400);
+    expect(widened.headers.get("content-type")).toContain("application/json");
+    expect(widened.json.error).toBe("invalid_target");
+    // Checked once the client and the code are: a wrong verifier is still invalid_grant.
+    const again = await authorizeFor(server, client.client_id, person.cookie, [], "openid offline_access");
+    const wrongVerifier = await exchange(server, client.client_id, { code: again.code, verifier: pkce().verifier }, API);
+    expect(wrongVerifier.status).toBe(400);
+    expect(wrongVerifier.json.error).toBe("invalid_grant");
+  });
+
+  it("a refresh token for no resource cannot be refreshed into one: invalid_target, and the token stays good for what was granted", async () => {
+    const { client, auth } = await setUp(server, [], "openid offline_access");
+    const tokens = await exchange(server, client.client_id, auth);
+    expect(tokens.status, tokens.text).toBe(200);
+    const widened = await refresh(server, client.client_id, tokens.json.refresh_token, API);
+    expect(widened.status).toBe(400);
+    expect(widened.json.error).toBe("invalid_target");
+    // Our own resources are resources too: the grant was for none.
+    expect((await refresh(server, client.client_id, tokens.json.refresh_token, `${server.url}/mcp`)).json.error).toBe("invalid_target");
+    // The refusals spent nothing: the refresh token still works, for what was granted (an opaque token).
+    const plain = await refresh(server, client.client_id, tokens.json.refresh_token);
+    expect(plain.status, plain.text).toBe(200);
+    expect((plain.json.access_token as string).split(".")).toHaveLength(1);
+  });
+
+  it("the aud of a resource's JWT is that resource alone, with openid in the scope too (RFC 9068 §3)", async () => {
+    const { client, auth } = await setUp(server, [API], "openid profile");
+    const res = await exchange(server, client.client_id, auth, API);
+    expect(res.status, res.text).toBe(200);
+    const { payload } = await verifyFor(server, res.json.access_token, API);
+    expect(payload.aud).toBe(API);
+    expect(payload.scope).toBe("openid profile");
+    expect(typeof res.json.id_token).toBe("string");
+  });
+
+  it("userinfo takes a token for itself (opaque, or a JWT for its audience), not a token for another resource", async () => {
+    const userInfo = `${server.url}/api/auth/oauth2/userinfo`;
+    const call = (accessToken: string) => server.api("/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${accessToken}` } });
+    const { person, client, auth } = await setUp(server, [API, userInfo]);
+    const forApi = await exchange(server, client.client_id, auth, API);
+    expect(forApi.status, forApi.text).toBe(200);
+    const refused = await call(forApi.json.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.json.error).toBe("invalid_token");
+    expect(refused.headers.get("www-authenticate")).toContain("invalid_token");
+    // The same grant names userinfo as its other resource: a JWT for that audience is accepted.
+    const forUserInfo = await refresh(server, client.client_id, forApi.json.refresh_token, userInfo);
+    expect(forUserInfo.status, forUserInfo.text).toBe(200);
+    expect((await verifyFor(server, forUserInfo.json.access_token, userInfo)).payload.aud).toBe(userInfo);
+    const answered = await call(forUserInfo.json.access_token);
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.json.sub).toBe(person.user.id);
+    // Our MCP server's token is not for userinfo either.
+    const mcp = await setUp(server, [`${server.url}/mcp`]);
+    const forMcp = await exchange(server, mcp.client.client_id, mcp.auth, `${server.url}/mcp`);
+    expect((await call(forMcp.json.access_token)).status).toBe(401);
+    // A grant without resource: an opaque token, for us, and userinfo answers it.
+    const plain = await setUp(server, []);
+    expect((await call((await exchange(server, plain.client.client_id, plain.auth)).json.access_token)).status).toBe(200);
+  });
+
   it("without resource, tokens behave as before: opaque, no aud", async () => {
     const { client, auth } = await setUp(server, []);
     const res = await exchange(server, client.client_id, auth);

@@ -1,6 +1,8 @@
 import type { OAuthOptions } from "@better-auth/oauth-provider";
+import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
 import type { Kysely } from "kysely";
+import { grantWithoutResources } from "./grant.js";
 
 type ResourcePolicy = NonNullable<OAuthOptions["resourcePolicy"]>;
 type ResourceRow = NonNullable<Awaited<ReturnType<ResourcePolicy["resolve"]>>>;
@@ -44,14 +46,21 @@ function openResource(identifier: string): ResourceRow {
  *   person's consent is what allows it (oauth-provider asks again for a resource not yet
  *   consented to).
  * - One resource per token request (RFC 8707 §2.2): a client that was authorized for several
- *   asks for one access token each, naming it in `resource`; a refresh may narrow to one of
- *   the authorized resources, never widen (oauth-provider).
+ *   asks for one access token each, naming it in `resource`; a code exchange or refresh may
+ *   narrow to one of the authorized resources, never widen (oauth-provider), and a grant
+ *   authorized for none gets none ({@link grantWithoutResources}).
+ *
+ * `policy` is oauth-provider's option; `plugin` carries the token endpoint's hook it relies on.
  */
-export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResources: readonly string[] }): ResourcePolicy {
+export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResources: readonly string[] }): { policy: ResourcePolicy; plugin: BetterAuthPlugin } {
   const own = new Set(ownResources);
   const openHttps = (identifier: string) => identifier.startsWith("https://") && canonicalResource(identifier) === identifier;
-  return {
+  const unscoped = grantWithoutResources();
+  const policy: ResourcePolicy = {
     async resolve(ctx, { identifier, clientId, resources, row }) {
+      if (ctx.path === "/oauth2/token" && unscoped.widens(ctx)) {
+        refuse(`this grant was authorized for no resource, so none can be named at the token endpoint (the person never consented to ${identifier}); authorize again with it`);
+      }
       const canonical = canonicalResource(identifier);
       if (!canonical) refuse(`resource ${identifier} is not an absolute URI without a fragment or user information`);
       if (canonical !== identifier) refuse(`resource ${identifier} must be written canonically: ${canonical}`);
@@ -70,4 +79,5 @@ export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResou
     },
     accepts: (identifier) => own.has(identifier) || openHttps(identifier),
   };
+  return { policy, plugin: { id: "resource-policy", hooks: { before: [unscoped.hook] } } };
 }

@@ -4,7 +4,7 @@ import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
 import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
 import type { SessionWithUser } from "../session.js";
-import { MCP_PATH } from "../../lib/transport.js";
+import { BASE_PATH, MCP_PATH } from "../../lib/transport.js";
 import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent-page.js";
 import { ErrorPage } from "./error-page.js";
 import { errorWords } from "./error-words.js";
@@ -35,10 +35,15 @@ async function showConsent(c: PageContext) {
 
 /** The signed request's `resource` values (RFC 8707), as the consent page names them. */
 function resourcesShown(authUrl: string, resources: string[]): ResourceShown[] {
+  const ours = new Map([
+    [`${authUrl}${MCP_PATH}`, "This service's MCP server (your identities, backup status and apps)"],
+    // A client that wants a resource and userinfo names both (plugins/resource-policy/userinfo-audience.ts).
+    [`${authUrl}${BASE_PATH}/oauth2/userinfo`, "This service's account details, as allowed above (userinfo)"],
+  ]);
   return [...new Set(resources)].flatMap((resource) => {
     const url = URL.parse(resource);
     if (!url) return [];
-    return [{ url: resource, host: url.host, ours: resource === `${authUrl}${MCP_PATH}` ? "This service's MCP server (your identities, backup status and apps)" : null }];
+    return [{ url: resource, host: url.host, ours: ours.get(resource) ?? null }];
   });
 }
 
