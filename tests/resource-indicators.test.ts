@@ -246,6 +246,8 @@ describe("resource indicators (RFC 8707)", () => {
     const answered = await call(forUserInfo.json.access_token);
     expect(answered.status, answered.text).toBe(200);
     expect(answered.json.sub).toBe(person.user.id);
+    // The scoped claims are released for it too (plugins/claims-policy checks the same audience).
+    expect(answered.json.name).toBe(person.user.name);
     // Our MCP server's token is not for userinfo either.
     const mcp = await setUp(server, [`${server.url}/mcp`]);
     const forMcp = await exchange(server, mcp.client.client_id, mcp.auth, `${server.url}/mcp`);
@@ -253,6 +255,25 @@ describe("resource indicators (RFC 8707)", () => {
     // A grant without resource: an opaque token, for us, and userinfo answers it.
     const plain = await setUp(server, []);
     expect((await call((await exchange(server, plain.client.client_id, plain.auth)).json.access_token)).status).toBe(200);
+  });
+
+  it("our own routes take a token for us, not a JWT for another resource carrying the same scope (RFC 9068 §4)", async () => {
+    const status = (accessToken: string) => server.api("/api/backup/status", { headers: { authorization: `Bearer ${accessToken}` } });
+    const scope = "openid backup:read offline_access";
+    const person = await signUp(server);
+    const client = await registerClient(server, { scope });
+    // A token the person granted to api.example: a resource server there could replay it here.
+    const forApi = await authorizeFor(server, client.client_id, person.cookie, [API], scope);
+    const apiToken = await exchange(server, client.client_id, forApi, API);
+    expect(apiToken.status, apiToken.text).toBe(200);
+    expect((await verifyFor(server, apiToken.json.access_token, API)).payload.scope).toContain("backup:read");
+    const refused = await status(apiToken.json.access_token);
+    expect(refused.status, refused.text).toBe(401);
+    // The same grant of scopes without a resource: an opaque token for us, and the route answers it.
+    const plain = await authorizeFor(server, client.client_id, person.cookie, [], scope);
+    const ours = await exchange(server, client.client_id, plain);
+    expect(ours.status, ours.text).toBe(200);
+    expect((await status(ours.json.access_token)).status).toBe(200);
   });
 
   it("without resource, tokens behave as before: opaque, no aud", async () => {

@@ -47,7 +47,7 @@ const userinfoWithinScopes = hookOn(
     if (!isJsonObject(returned)) return;
     const token = userInfoToken(ctx);
     // Fail closed: a token that no longer checks out releases no scoped claim.
-    const bearer = token ? await verifyAccessToken(ctx as never, token) : null;
+    const bearer = token ? await verifyAccessToken(ctx as never, token, `${ctx.context.baseURL}/oauth2/userinfo`) : null;
     return ctx.json(releasableClaims(returned, bearer?.scopes ?? []));
   }),
 );

@@ -17,11 +17,26 @@ const VerifyBody = v.object({ token: v.pipe(v.string(), v.minLength(1), v.maxLen
 type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
 
 /**
+ * RFC 9068 §4: a resource server refuses a JWT access token whose `aud` does not name it. A JWT
+ * access token is issued for one resource (RFC 8707, plugins/resource-policy) and is that
+ * resource's: were our routes to take it, any resource server a person authorized could replay
+ * the tokens it receives against the person's backup. Our own routes take an opaque access token
+ * (a grant without `resource`: stored, for this server), and a JWT only where the caller serves
+ * the audience it names (`audience`: userinfo for plugins/claims-policy).
+ */
+function isForAudience(token: string, payload: Record<string, unknown>, audience: string | undefined): boolean {
+  if (token.split(".").length !== 3) return true;
+  const aud = payload.aud;
+  if (aud === undefined || aud === null) return true;
+  return audience !== undefined && (Array.isArray(aud) ? aud.includes(audience) : aud === audience);
+}
+
+/**
  * The check behind `auth.api.verifyOAuthAccessToken` (below), for better-auth endpoints and
  * hooks too (plugins/claims-policy at userinfo): null when the token is not an active token
- * for a user.
+ * for a user, or is a JWT for another resource than `audience` (none: our REST routes).
  */
-export async function verifyAccessToken(ctx: EndpointContext, token: string): Promise<OAuthBearer | null> {
+export async function verifyAccessToken(ctx: EndpointContext, token: string, audience?: string): Promise<OAuthBearer | null> {
   const provider = ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] } | null;
   if (!provider) return null;
   const api = getOAuthProviderApi(ctx, provider.options);
@@ -33,6 +48,7 @@ export async function verifyAccessToken(ctx: EndpointContext, token: string): Pr
   }
   // A client_credentials token has no user: it cannot act for an identity.
   if (typeof payload.sub !== "string" || !payload.sub) return null;
+  if (!isForAudience(token, payload, audience)) return null;
   // Opaque tokens keep the selected identity on their stored row; JWT access tokens carry it as `bap_id`.
   const row = await ctx.context.adapter.findOne<{ referenceId?: string | null }>({
     model: "oauthAccessToken",
