@@ -247,7 +247,7 @@ describe("resource indicators (RFC 8707)", () => {
     expect(answered.status, answered.text).toBe(200);
     expect(answered.json.sub).toBe(person.user.id);
     // The scoped claims are released for it too (plugins/claims-policy checks the same audience).
-    expect(answered.json.name).toBe(person.user.name);
+    expect(answered.json.name).toBe("Test Person");
     // Our MCP server's token is not for userinfo either.
     const mcp = await setUp(server, [`${server.url}/mcp`]);
     const forMcp = await exchange(server, mcp.client.client_id, mcp.auth, `${server.url}/mcp`);
