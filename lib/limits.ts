@@ -2,8 +2,8 @@
  * Every rate limit of the service, in one table: what it counts, what it is keyed by, its
  * default budget and window, and the setting that overrides the budget. lib/env.ts reads the
  * settings from here, lib/rate-limit.ts builds one counter per row, lib/auth-limits.ts maps
- * better-auth's routes onto the rows, and app.ts hands the rest to our own routes. The README's
- * limits table lists the same rows (tests/limits-table.test.ts checks it).
+ * better-auth's routes onto the rows, and app.ts hands the rest to our own routes. The limits
+ * table in docs/limits.md lists the same rows (tests/limits-table.test.ts checks it).
  *
  * Keys:
  * - `ip`: the client address (lib/client-address.ts). Only for surfaces a person uses without
@@ -26,7 +26,7 @@ export interface LimitRule {
   readonly windowSeconds: number;
   /** The environment setting that overrides `points`, or null. */
   readonly setting: string | null;
-  /** Where it applies, for people (the README table says the same). */
+  /** Where it applies, for people (the table in docs/limits.md says the same). */
   readonly where: string;
 }
 

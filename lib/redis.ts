@@ -8,8 +8,8 @@ import { ServiceUnavailable } from "./errors.js";
  * Built to fail fast while Redis is away and to come back by itself: a lost connection is
  * retried every 100-500 ms for ever; a command issued meanwhile fails at once (no offline queue
  * while down), one in flight after at most two attempts (maxRetriesPerRequest) or 2 s
- * (commandTimeout), and its caller answers 503 or falls back (docs/operations.md, "When Redis
- * is down"). `onDown` / `onUp` are told once
+ * (commandTimeout), and its caller answers 503 or falls back (docs/operations.md, "When the
+ * database or Redis is down"). `onDown` / `onUp` are told once
  * per outage (the server logs them); without an 'error' listener ioredis would print every
  * failed attempt.
  */

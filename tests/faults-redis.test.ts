@@ -5,7 +5,7 @@ import { signUp } from "./helpers/oauth.js";
 import { missingBinaries, startThrowawayRedis, type ThrowawayRedis } from "./helpers/throwaway.js";
 
 /**
- * Redis down (docs/operations.md, "When Redis is down"): a throwaway redis-server of the test's
+ * Redis down (docs/operations.md, "When the database or Redis is down"): a throwaway redis-server of the test's
  * own (never the machine's shared one) is stopped under a running server and started again.
  * Replay records fail closed (503, the signed request is not accepted); rate-limit counters fail
  * open (counted in the process: still limited, still served); it recovers by itself.

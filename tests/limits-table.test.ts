@@ -8,14 +8,14 @@ import { LIMIT_NAMES, LIMITS, type LimitRule } from "../lib/limits.js";
 import { createLimiters } from "../lib/rate-limit.js";
 import { freePort } from "./helpers/server.js";
 
-/** lib/limits.ts is the one table of limits: the README, .env.example and the settings follow it. */
+/** lib/limits.ts is the one table of limits: docs/limits.md, .env.example and the settings follow it. */
 const root = resolve(import.meta.dirname, "..");
 const rules = LIMIT_NAMES.map((name) => [name, LIMITS[name] as LimitRule] as const);
 
 describe("the limits table", () => {
-  it("is the README's: every limit with its key, default and setting", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
-    const rows = new Map([...readme.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/gm)].map(([, name, key, dflt, setting]) => [name!, { key: key!, dflt: dflt!, setting: setting! }]));
+  it("is docs/limits.md's: every limit with its key, default and setting", () => {
+    const limits = readFileSync(join(root, "docs/limits.md"), "utf8");
+    const rows = new Map([...limits.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/gm)].map(([, name, key, dflt, setting]) => [name!, { key: key!, dflt: dflt!, setting: setting! }]));
     for (const [name, rule] of rules) {
       const row = rows.get(name);
       expect(row, name).toBeDefined();

@@ -5,7 +5,7 @@ import { requestContext, type Logger } from "../../lib/logger.js";
 
 /** Every read and write of the `auditEvent` table. */
 
-/** The security events we record (README "Operations", docs/operations.md). */
+/** The security events we record (docs/operations.md, "Audit log"). */
 export const AUDIT_EVENTS = [
   "sign_in",
   "sign_in.failed",
