@@ -70,7 +70,7 @@ export const problems = {
 /**
  * Every `error` our OAuth endpoints answer (lib/error-families.ts names those endpoints),
  * with the status it is usually answered with. Nothing outside this list goes on the wire
- * there: tests/error-catalog.test.ts checks the sources and live answers against it.
+ * there: tests/meta/error-catalog.test.ts checks the sources and live answers against it.
  */
 export const OAUTH_ERROR_CODES = {
   // RFC 6749 §5.2 (token endpoint).

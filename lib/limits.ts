@@ -3,7 +3,7 @@
  * default budget and window, and the setting that overrides the budget. lib/env.ts reads the
  * settings from here, lib/rate-limit.ts builds one counter per row, lib/auth-limits.ts maps
  * better-auth's routes onto the rows, and app.ts hands the rest to our own routes. The limits
- * table in docs/limits.md lists the same rows (tests/limits-table.test.ts checks it).
+ * table in docs/limits.md lists the same rows (tests/meta/limits-table.test.ts checks it).
  *
  * Keys:
  * - `ip`: the client address (lib/client-address.ts). Only for surfaces a person uses without

@@ -2,7 +2,7 @@
  * Every `code` member our RFC 9457 problem details carry (RFC 9457 §3.2 extension member),
  * with the status it is answered with and its usual detail. A route names an entry
  * (`problem(PROBLEM_CODES.BAP_ID_TAKEN)`), never a string: a code that is not here cannot
- * be sent (tests/error-catalog.test.ts checks the sources too).
+ * be sent (tests/meta/error-catalog.test.ts checks the sources too).
  *
  * Shaped like better-auth's `defineErrorCodes`: each entry knows its own `code`.
  */

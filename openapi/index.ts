@@ -18,7 +18,7 @@ import { wellKnownPaths } from "./paths/well-known.js";
  * The OpenAPI 3.1.1 description of the JSON API (spec, "Versioning"): better-auth's endpoints
  * under /api/auth, described from their own metadata (better-auth.ts), and our Hono routes,
  * one file per resource in paths/ mirroring routes/. The HTML pages (sign-in, consent, account,
- * /assets ...) are not part of the API and are not listed; tests/openapi.test.ts holds the
+ * /assets ...) are not part of the API and are not listed; tests/meta/openapi.test.ts holds the
  * document to what the app serves, in both directions.
  *
  * Adding a route: describe it in the paths/ file of its resource (or a new file, added to

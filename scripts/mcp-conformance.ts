@@ -27,7 +27,7 @@
  *
  * The suite starts from a client we hand it and stops at the token response; the loop an MCP
  * client runs from /mcp alone (401, RFC 9728, discovery, the tools) is
- * tests/mcp-client-flow.test.ts, with the official SDK's client.
+ * tests/oauth/mcp-client-flow.test.ts, with the official SDK's client.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";

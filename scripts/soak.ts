@@ -105,7 +105,7 @@ async function serve(port: number) {
   process.on("SIGINT", stop);
 }
 
-// --- the result and its verdict (tests/soak.test.ts) ------------------------------------
+// --- the result and its verdict (tests/ops/soak.test.ts) ------------------------------------
 
 export interface RouteFigures {
   route: string;

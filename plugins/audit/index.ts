@@ -80,7 +80,7 @@ export function audit(options: AuditOptions) {
    * stored hash); the after-hook records the event when that row was revoked, outside the reuse
    * interval, and the answer was indeed `invalid_grant`. The context is a per-request copy
    * (better-auth's dispatch), so the wrapper ends with the request. Should oauth-provider stop
-   * reading through `ctx.context.adapter`, no event is recorded: tests/audit-log.test.ts
+   * reading through `ctx.context.adapter`, no event is recorded: tests/ops/audit-log.test.ts
    * ("records the reuse of a rotated refresh token") goes red.
    */
   const refreshRows = new WeakMap<object, Record<string, any>>();

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
  *
  * Immutable (spec, Versioning 4): a type's ID and field names never change. A new field or a
  * changed meaning is a new entry (a new key, or the same key with the next schemaVersion,
- * which gives a new ID); tests/certificate-catalog.test.ts pins every ID as a literal.
+ * which gives a new ID); tests/wallet/certificate-catalog.test.ts pins every ID as a literal.
  */
 export const TYPE_ID_NAMESPACE = "bap-identity-provider";
 

@@ -94,7 +94,7 @@ const NATIVE_HTTP_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /**
  * The redirect rules of registration, for an RFC 7592 update: oauth-provider's
  * `validateClientRedirectUri` (not exported) over the same @better-auth/core predicates, so a
- * PUT accepts exactly what a registration would (tests/registration-management.test.ts
+ * PUT accepts exactly what a registration would (tests/oauth/registration-management.test.ts
  * compares the two). Absolute, no fragment or credentials; web clients https on a
  * non-loopback host; native clients that too, http on an exact loopback host (as written, not
  * as normalised: `127.1` is not `127.0.0.1`), or a reverse-domain private-use scheme without an

@@ -61,7 +61,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     config,
     db: running.database.db,
     dbType: running.database.type,
-    /** The running app and auth instance, for tests that inspect what is served (tests/openapi.test.ts). */
+    /** The running app and auth instance, for tests that inspect what is served (tests/meta/openapi.test.ts). */
     app: running.app,
     auth: running.auth,
     api,

@@ -1,0 +1,67 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { loadEnv } from "../../lib/env.js";
+import { LIMIT_NAMES, LIMITS, type LimitRule } from "../../lib/limits.js";
+import { createLimiters } from "../../lib/rate-limit.js";
+import { freePort } from "../helpers/server.js";
+
+/** lib/limits.ts is the one table of limits: docs/limits.md, .env.example and the settings follow it. */
+const root = resolve(import.meta.dirname, "..", "..");
+const rules = LIMIT_NAMES.map((name) => [name, LIMITS[name] as LimitRule] as const);
+
+describe("the limits table", () => {
+  it("is docs/limits.md's: every limit with its key, default and setting", () => {
+    const limits = readFileSync(join(root, "docs/limits.md"), "utf8");
+    const rows = new Map([...limits.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/gm)].map(([, name, key, dflt, setting]) => [name!, { key: key!, dflt: dflt!, setting: setting! }]));
+    for (const [name, rule] of rules) {
+      const row = rows.get(name);
+      expect(row, name).toBeDefined();
+      expect(row!.dflt.replace(/,/g, ""), name).toContain(`${rule.points} a ${rule.windowSeconds === 1 ? "second" : "minute"}`);
+      expect(row!.setting.trim(), name).toBe(rule.setting ? `\`${rule.setting}\`` : "–");
+    }
+  });
+
+  it("is .env.example's: every setting with the table's default", () => {
+    const example = readFileSync(join(root, ".env.example"), "utf8");
+    for (const [, rule] of rules) if (rule.setting) expect(example).toMatch(new RegExp(`^${rule.setting}=${rule.points}$`, "m"));
+  });
+
+  it("is docs/configuration.md's: every setting with the table's default", () => {
+    const reference = readFileSync(join(root, "docs/configuration.md"), "utf8");
+    for (const [, rule] of rules) if (rule.setting) expect(reference).toContain(`| \`${rule.setting}\` | \`${rule.points}\` |`);
+  });
+
+  it("reads each setting, and RATE_LIMIT_ENABLED=false turns them all off", () => {
+    const dir = mkdtempSync(join(tmpdir(), "idp-limits-"));
+    const base = { NODE_ENV: "test", BETTER_AUTH_SECRET: "x".repeat(32), DATA_DIR: dir };
+    const config = loadEnv({ ...base, CLIENT_RATE_LIMIT: "7" });
+    expect(config.limits.enabled).toBe(true);
+    expect(config.limits.points.client).toBe(7);
+    expect(config.limits.points.register).toBe(LIMITS.register.points);
+    expect(() => loadEnv({ ...base, CLIENT_RATE_LIMIT: "0" })).toThrow(/CLIENT_RATE_LIMIT/);
+    expect(createLimiters(loadEnv({ ...base, RATE_LIMIT_ENABLED: "false" }).limits)).toBeNull();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("counters with Redis unreachable", () => {
+  it("fail open to a limit per process (the insurance limiter), never an error", async () => {
+    const port = await freePort(); // nothing listens there
+    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    redis.on("error", () => undefined);
+    try {
+      const points = { ...Object.fromEntries(LIMIT_NAMES.map((n) => [n, LIMITS[n].points])), register: 3 } as Record<(typeof LIMIT_NAMES)[number], number>;
+      const limiters = createLimiters({ enabled: true, points }, redis)!;
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await limiters.register.hit("203.0.113.9"));
+      expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
+      expect(results[3]!.retryAfter).toBeGreaterThan(0);
+      expect((await limiters.register.check("203.0.113.9")).allowed).toBe(false);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

@@ -1,0 +1,188 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { afterAll, describe, expect, it } from "vitest";
+import { createDb } from "../../lib/db.js";
+import { useTestServer } from "../helpers/fixtures.js";
+import { signUp } from "../helpers/oauth.js";
+
+/**
+ * lib/db.ts, SQLite: the background checkpointer copies committed pages from the
+ * write-ahead log into the database file from a worker thread. Pages reach the main file
+ * only through a checkpoint, and the connection's own auto-checkpoint waits for 10,000
+ * pages (~40 MiB), so a megabyte of writes shows up in the main file only if the worker
+ * ran.
+ */
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function writeAMegabyte(backgroundCheckpoint: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+  dirs.push(dir);
+  const file = join(dir, "t.sqlite");
+  const database = createDb({ kind: "sqlite", file }, { backgroundCheckpoint });
+  await sql`create table blob (id integer primary key, data text not null)`.execute(database.db);
+  const before = statSync(file).size;
+  for (let i = 0; i < 64; i++) await database.db.insertInto("blob").values({ data: "x".repeat(16 * 1024) }).execute();
+  return { database, file, before };
+}
+
+async function eventually(check: () => boolean, ms: number) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe("SQLite background checkpoint", () => {
+  it("moves committed pages into the database file without a request paying for it", async () => {
+    const { database, file, before } = await writeAMegabyte(true);
+    try {
+      expect(await eventually(() => statSync(file).size >= before + 1024 * 1024, 3000)).toBe(true);
+      // The data is intact and the connection keeps working after checkpoints.
+      const row = await database.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      expect(Number(row?.n)).toBe(64);
+      await database.db.insertInto("blob").values({ data: "after" }).execute();
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("without it, the pages stay in the WAL until the connection's own threshold", async () => {
+    const { database, file, before } = await writeAMegabyte(false);
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(statSync(file).size).toBeLessThan(before + 1024 * 1024);
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(1024 * 1024);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("close() stops the worker and the file reopens with every row", async () => {
+    const { database, file } = await writeAMegabyte(true);
+    await database.close();
+    const again = createDb({ kind: "sqlite", file });
+    try {
+      const row = await again.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      expect(Number(row?.n)).toBe(64);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+/**
+ * lib/db.ts: our own queries write plain booleans and Dates on either database. On SQLite
+ * they are stored as better-auth's adapter stores its own (0/1, ISO-8601 text), so better-auth
+ * reads them back; values already in that shape are not encoded twice.
+ */
+describe("booleans and dates in our queries", () => {
+  const server = useTestServer();
+
+  it("are stored as better-auth stores them, filter as plain values, and better-auth reads them back", async () => {
+    const { email, password, user } = await signUp(server);
+    const at = new Date("2030-01-02T03:04:05.678Z");
+    await server.db.updateTable("user").set({ emailVerified: true, updatedAt: at }).where("id", "=", user.id).execute();
+    const found = await server.db.selectFrom("user").select("id").where("id", "=", user.id).where("emailVerified", "=", true).where("updatedAt", "in", [at]).executeTakeFirst();
+    expect(found?.id).toBe(user.id);
+
+    const signIn = await server.api("/api/auth/sign-in/email", { body: { email, password } });
+    expect(signIn.status).toBe(200);
+    expect(signIn.json.user.emailVerified).toBe(true);
+    expect(new Date(signIn.json.user.updatedAt).toISOString()).toBe(at.toISOString());
+
+    if (server.dbType === "sqlite") {
+      const stored = sql<Record<string, unknown>>`select typeof("emailVerified") as b, "emailVerified" as v, typeof("updatedAt") as d, "updatedAt" as u from "user" where "id" = ${user.id}`;
+      expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 1, d: "text", u: at.toISOString() });
+      // What better-auth's adapter sends (already 0/1 and ISO text) passes unchanged.
+      await server.db.updateTable("user").set({ emailVerified: 0, updatedAt: "2031-01-01T00:00:00.000Z" }).where("id", "=", user.id).execute();
+      expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 0, d: "text", u: "2031-01-01T00:00:00.000Z" });
+    }
+  });
+});
+
+describe("Database.atomically (one transaction on one connection)", () => {
+  async function fresh() {
+    const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+    dirs.push(dir);
+    const database = createDb({ kind: "sqlite", file: join(dir, "t.sqlite") });
+    await sql`create table item (id integer primary key, name text not null)`.execute(database.db);
+    const names = async () => (await database.db.selectFrom("item").select("name").orderBy("id").execute()).map((r) => r.name);
+    const add = (name: string) => database.db.insertInto("item").values({ name }).execute();
+    return { database, names, add };
+  }
+
+  it("keeps every write when it succeeds, none when it throws half-way or the answer is not kept", async () => {
+    const { database, names, add } = await fresh();
+    await database.atomically(async () => {
+      await add("a");
+      await add("b");
+    });
+    await expect(
+      database.atomically(async () => {
+        await add("c");
+        throw new Error("cut half-way");
+      }),
+    ).rejects.toThrow("cut half-way");
+    const answer = await database.atomically(
+      async () => {
+        await add("d");
+        return 503;
+      },
+      (status) => status < 500,
+    );
+    expect(answer).toBe(503);
+    expect(await names()).toEqual(["a", "b"]);
+    await database.close();
+  });
+
+  it("a statement that failed inside it, even if caught, rolls the whole unit back and is thrown", async () => {
+    const { database, names } = await fresh();
+    await database.db.insertInto("item").values({ id: 1, name: "first" }).execute();
+    await expect(
+      database.atomically(async () => {
+        await database.db.insertInto("item").values({ id: 2, name: "second" }).execute();
+        await database.db.insertInto("item").values({ id: 1, name: "clash" }).execute().catch(() => {});
+        return 200;
+      }),
+    ).rejects.toThrow();
+    expect(await names()).toEqual(["first"]);
+    await database.close();
+  });
+
+  it("runs a transaction inside it as a savepoint, and other requests' queries wait for it instead of deadlocking", async () => {
+    const { database, names, add } = await fresh();
+    let outside: Promise<string[]> | undefined;
+    // Runs a function in the async context of this line: outside the unit, like another request.
+    const elsewhere = AsyncLocalStorage.snapshot();
+    await database.atomically(async () => {
+      // Reads before the first write hold no connection: work of another request that reads,
+      // awaited here, is not stuck behind the unit.
+      expect(await names()).toEqual([]);
+      expect(await elsewhere(() => names())).toEqual([]);
+      await add("outer");
+      await expect(
+        database.db.transaction().execute(async (trx) => {
+          await trx.insertInto("item").values({ name: "inner, rolled back" }).execute();
+          throw new Error("inner");
+        }),
+      ).rejects.toThrow("inner");
+      await database.db.transaction().execute((trx) => trx.insertInto("item").values({ name: "inner" }).execute());
+      // Another async context (another request) queues for the single SQLite connection.
+      outside = elsewhere(() => names());
+      await new Promise((r) => setTimeout(r, 20));
+      await Promise.all([add("parallel 1"), add("parallel 2")]);
+    });
+    // The other request saw the unit's writes only once it committed.
+    expect(await outside).toEqual(["outer", "inner", "parallel 1", "parallel 2"]);
+    await database.close();
+  });
+});
