@@ -4,8 +4,9 @@ import { REDIRECT, signUp } from "../../helpers/oauth.js";
 import { server, person, accessToken, send, FORM, JSON_TYPE, expectClean, sweep, b64url, FORGED_JWS, type Req, type Kind } from "../../helpers/robustness.js";
 
 /**
- * Robustness sweep, better-auth's account surface: sessions, wrong types, deep JSON and user fields: malformed input of every kind gets a clear 4xx, never a 500,
- * a stack trace or a hang (tests/helpers/robustness.ts holds the fixture and the one check).
+ * Robustness sweep, better-auth's account surface (sessions, wrong types, deep JSON and user
+ * fields): malformed input of every kind gets a clear 4xx, never a 500, a stack trace or a
+ * hang (tests/helpers/robustness.ts holds the fixture and the one check).
  */
 
 describe("sessions and better-auth's account surface", () => {

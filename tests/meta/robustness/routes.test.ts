@@ -4,8 +4,9 @@ import { registerClient } from "../../helpers/oauth.js";
 import { server, person, publicClient, accessToken, basic, FORM, JSON_TYPE, form, sweep, FORGED_JWS, type Req, type Kind } from "../../helpers/robustness.js";
 
 /**
- * Robustness sweep, our JSON routes, pages, transport oddities and forged Bitcoin-Auth tokens: malformed input of every kind gets a clear 4xx, never a 500,
- * a stack trace or a hang (tests/helpers/robustness.ts holds the fixture and the one check).
+ * Robustness sweep, our JSON routes, pages, transport oddities and forged Bitcoin-Auth tokens:
+ * malformed input of every kind gets a clear 4xx, never a 500, a stack trace or a hang
+ * (tests/helpers/robustness.ts holds the fixture and the one check).
  */
 
 describe("our JSON routes", () => {
