@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { OAuthTokenStore } from "./oauth-token-store.js";
+import type { LaneRoute } from "./fast-lane.js";
 import { rawFormOf } from "./validate.js";
 
 /**
@@ -68,12 +69,11 @@ function secretMatches(stored: string | null, given: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function withFastIntrospection(next: (req: Request) => Promise<Response>, options: FastIntrospectionOptions) {
-  const { store, issuer, path, claims } = options;
-  async function answer(req: Request): Promise<Response | null> {
-    const form = rawFormOf(req);
-    const credentials = form !== undefined ? plainBasic(req.headers.get("authorization")) : null;
-    const token = credentials ? tokenOf(form!) : null;
+/** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer. */
+export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntrospectionOptions, "path">) {
+  return async function answer(authorization: string | null | undefined, form: string): Promise<string | null> {
+    const credentials = plainBasic(authorization ?? null);
+    const token = credentials ? tokenOf(form) : null;
     if (!credentials || !token) return null;
     const [client, row] = await Promise.all([store.findClient(credentials.id), store.findAccessToken(sha256(token))]);
     if (!client || client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
@@ -85,7 +85,7 @@ export function withFastIntrospection(next: (req: Request) => Promise<Response>,
     if (row.sessionId && (!row.session || row.session.expiresAt.getTime() < now)) return null;
     // Pairwise subjects need oauth-provider's pairwise secret: its path computes them.
     if (client.subjectType === "pairwise") return null;
-    const body = {
+    return JSON.stringify({
       ...(await claims({ scopes: row.scopes, referenceId: row.referenceId ?? undefined })),
       active: true,
       iss: issuer,
@@ -97,11 +97,41 @@ export function withFastIntrospection(next: (req: Request) => Promise<Response>,
       iat: Math.floor(row.createdAt.getTime() / 1000),
       scope: row.scopes.join(" "),
       token_type: "Bearer",
-    };
-    return new Response(JSON.stringify(body), { status: 200, headers: NO_STORE });
-  }
+    });
+  };
+}
+
+/** The client a request's plain Basic credentials name (the `client` limit's key), or null. */
+export function plainBasicClientId(authorization: string | null | undefined): string | null {
+  return plainBasic(authorization ?? null)?.id ?? null;
+}
+
+/** better-auth's handler with the common case answered in front of it (for requests that reach the app). */
+export function withFastIntrospection(next: (req: Request) => Promise<Response>, options: FastIntrospectionOptions) {
+  const answer = introspectionAnswerer(options);
   return async function fastIntrospectionHandler(req: Request): Promise<Response> {
-    if (req.method !== "POST" || new URL(req.url).pathname !== path) return next(req);
-    return (await answer(req)) ?? next(req);
+    if (req.method !== "POST" || new URL(req.url).pathname !== options.path) return next(req);
+    const form = rawFormOf(req);
+    const body = form === undefined ? null : await answer(req.headers.get("authorization"), form);
+    return body === null ? next(req) : new Response(body, { status: 200, headers: NO_STORE });
+  };
+}
+
+/** The same answers in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
+export function introspectionLaneRoute(options: FastIntrospectionOptions): LaneRoute {
+  const answer = introspectionAnswerer(options);
+  return {
+    method: "POST",
+    path: options.path,
+    label: options.path,
+    credential: (req) => {
+      const id = plainBasicClientId(req.headers.authorization);
+      // lib/auth-limits.ts's key for a client named by its credentials (at most 512 characters).
+      return id && id.length <= 512 ? { limit: "client", key: `client:${id}` } : null;
+    },
+    async answer(req) {
+      const body = await answer(req.headers.authorization, req.body);
+      return body === null ? null : { status: 200, headers: NO_STORE, body };
+    },
   };
 }

@@ -41,7 +41,8 @@ function expectSameAnswer(fast: Awaited<ReturnType<typeof introspect>>, slow: Aw
 describe("fast introspection", () => {
   it("answers an active access token exactly as oauth-provider does, with and without the hint", async () => {
     const { person, client, auth, tokens } = await setup();
-    for (const fields of [{ token: tokens.access_token }, { token: tokens.access_token, token_type_hint: "access_token" }]) {
+    const variants: Record<string, string>[] = [{ token: tokens.access_token }, { token: tokens.access_token, token_type_hint: "access_token" }];
+    for (const fields of variants) {
       const fast = await introspect(auth, fields);
       expect(fast.json).toMatchObject({ active: true, sub: person.user.id, client_id: client.client_id, azp: client.client_id, token_type: "Bearer" });
       expectSameAnswer(fast, await generic(auth, fields));
