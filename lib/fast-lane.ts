@@ -8,7 +8,7 @@ import { hasNulInForm } from "./validate.js";
 import { hasNulInBasic } from "./request-body.js";
 
 /**
- * The machine routes' fast lane: a few exact routes (discovery, JWKS, introspection) that
+ * The machine routes' fast lane: a few exact routes (discovery, JWKS, introspection: routes/fast-lane.ts) that
  * servers and relying parties call thousands of times a second, answered from the Node request
  * before the Hono app builds its Web Request, runs its middleware and better-auth its pipeline.
  * The lane does what the app does around every answer, for its own answers:

@@ -2,14 +2,14 @@ import type { Hono } from "hono";
 import type { Config } from "../lib/env.js";
 import type { Database } from "../lib/db.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
-import { introspectionLaneRoute } from "../lib/fast-introspection.js";
-import { oauthTokenStore } from "../lib/oauth-token-store.js";
+import { introspectionLaneRoute } from "../plugins/oauth-fast/introspect.js";
+import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/transport.js";
 import { accessTokenClaims } from "../auth.config.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
- * app already keeps in memory) and the common introspection (lib/fast-introspection.ts).
+ * app already keeps in memory) and the common introspection (plugins/oauth-fast/introspect.ts).
  */
 export interface FastLaneDeps {
   /** The Hono app: discovery is its own answer, taken once (it depends on configuration only). */

@@ -1,9 +1,9 @@
 import { CompiledQuery, type Kysely } from "kysely";
-import { asBool, asDate } from "./db.js";
+import { asBool, asDate } from "../../lib/db.js";
 
 /**
- * Reads of @better-auth/oauth-provider's tables for the fast introspection path
- * (lib/fast-introspection.ts): each a statement built and compiled once, run with a fresh
+ * oauth-provider's clients and access tokens as the fast introspection (plugins/oauth-fast)
+ * reads them: each a statement built and compiled once, run with a fresh
  * parameter (SQLite's statement cache, lib/db.ts, then reuses the prepared statement). The
  * tables stay oauth-provider's: nothing here writes.
  */

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { OAuthTokenStore } from "./oauth-token-store.js";
-import type { LaneRoute } from "./fast-lane.js";
-import { rawFormOf } from "./validate.js";
+import type { OAuthTokenStore } from "../oauth-store/introspection.js";
+import type { LaneRoute } from "../../lib/fast-lane.js";
+import { rawFormOf } from "../../lib/validate.js";
 
 /**
  * RFC 7662 introspection of an opaque access token by the client it was issued to, answered
