@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
 import { withAtomicRefresh } from "./lib/atomic-refresh.js";
-import { withFastIntrospection } from "./plugins/oauth-fast/introspect.js";
+import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
 import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
@@ -327,7 +327,7 @@ export function createAuth(deps: AuthDeps) {
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
   // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
   const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
-  // Introspection of an opaque access token by its own client, from two prepared lookups (plugins/oauth-fast/introspect.ts).
+  // Introspection of an opaque access token by its own client, from two prepared lookups (plugins/fast-lane/introspect.ts).
   const introspection = withFastIntrospection(atomic, {
     store: oauthTokenStore(deps.database.db),
     issuer: deps.config.authUrl,

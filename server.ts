@@ -115,7 +115,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // with a path in AUTH_URL everything goes through the app (lib/path-prefix.ts).
   const lane = issuerPath(config.authUrl)
     ? null
-    : createFastLane({ routes: fastLaneRoutes({ app, config, database, jwks }), metrics: shared.metrics, limiters: shared.limits, https: config.authUrl.startsWith("https://") });
+    : createFastLane({ routes: fastLaneRoutes({ auth, app, config, database, jwks }), metrics: shared.metrics, limiters: shared.limits, https: config.authUrl.startsWith("https://") });
   let draining = false;
   // Requests being handled, for the drain: http.Server's own close callback can come while a
   // request's body is still arriving.

@@ -1,17 +1,20 @@
 import type { Hono } from "hono";
+import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
+import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
 import type { Database } from "../lib/db.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
-import { introspectionLaneRoute } from "../plugins/oauth-fast/introspect.js";
+import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/transport.js";
 import { accessTokenClaims } from "../auth.config.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
- * app already keeps in memory) and the common introspection (plugins/oauth-fast/introspect.ts).
+ * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts) and the common introspection (plugins/fast-lane/introspect.ts).
  */
 export interface FastLaneDeps {
+  auth: Auth;
   /** The Hono app: discovery is its own answer, taken once (it depends on configuration only). */
   app: Hono<any>;
   config: Config;
@@ -20,8 +23,8 @@ export interface FastLaneDeps {
   jwks: () => Promise<string>;
 }
 
-export function fastLaneRoutes({ app, config, database, jwks }: FastLaneDeps): LaneRoute[] {
-  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), introspectionLaneRoute({
+export function fastLaneRoutes({ auth, app, config, database, jwks }: FastLaneDeps): LaneRoute[] {
+  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}/get-session` }), introspectionLaneRoute({
     store: oauthTokenStore(database.db),
     issuer: config.authUrl,
     path: `${BASE_PATH}/oauth2/introspect`,

@@ -4,7 +4,7 @@ import { authorize, pkce, registerClient, signUp, token } from "./helpers/oauth.
 import { postForm } from "./helpers/server.js";
 
 /**
- * plugins/oauth-fast/introspect.ts answers the common introspection (an opaque access token, asked
+ * plugins/fast-lane/introspect.ts answers the common introspection (an opaque access token, asked
  * about by its own client with client_secret_basic) from two prepared lookups. Its answers must
  * be oauth-provider's, field by field and header by header: each test asks both ways, the
  * generic endpoint reached with a form field the fast path does not take (`x`, which the

@@ -43,3 +43,47 @@ describe("fast lane", () => {
     expect(post.status).toBe(404);
   });
 });
+
+describe("fast get-session", () => {
+  const IGNORED_SESSION = new Set(["date", "connection", "keep-alive", "x-request-id", "content-length", "transfer-encoding"]);
+  const sessionHeaders = (res: Response) => Object.fromEntries([...res.headers].filter(([name]) => !IGNORED_SESSION.has(name)));
+
+  async function signedIn() {
+    const email = `fast-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+    const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url },
+      body: JSON.stringify({ name: "Fast Person", email, password: "correct horse battery staple" }),
+    });
+    expect(res.status).toBe(200);
+    return res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  }
+
+  it("answers a session cookie with better-auth's own answer (body and headers; the app's answer via app.request)", async () => {
+    const cookie = await signedIn();
+    const fast = await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } });
+    const app = await server.app.request("/api/auth/get-session", { headers: { cookie } });
+    expect(fast.status).toBe(200);
+    const body = await fast.json();
+    expect(body).toEqual(await app.json());
+    expect(body.user.email).toMatch(/^fast-/);
+    expect(body.session.subscriptionTier).toBe("free");
+    expect(sessionHeaders(fast)).toEqual(sessionHeaders(app));
+    expect(fast.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("the current tier, a signed-out session and a made-up cookie answer as better-auth does", async () => {
+    const cookie = await signedIn();
+    const userId = (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).user.id;
+    await server.db.updateTable("user").set({ subscriptionTier: "plus" }).where("id", "=", userId).execute();
+    const tier = await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } });
+    expect(await tier.json()).toEqual(await (await server.app.request("/api/auth/get-session", { headers: { cookie } })).json());
+
+    const forged = cookie.replace(/session_token=([^.;]+)\.[^;]+/, "session_token=$1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%3D");
+    expect(await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie: forged } })).json()).toBeNull();
+
+    const out = await fetch(`${server.url}/api/auth/sign-out`, { method: "POST", headers: { cookie, origin: server.url, "content-type": "application/json" }, body: "{}" });
+    expect(out.status).toBe(200);
+    expect(await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).toBeNull();
+  });
+});

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import { asBool, asDate } from "../../lib/db.js";
 
 /**
- * oauth-provider's clients and access tokens as the fast introspection (plugins/oauth-fast)
+ * oauth-provider's clients and access tokens as the fast introspection (plugins/fast-lane)
  * reads them: each a statement built and compiled once, run with a fresh
  * parameter (SQLite's statement cache, lib/db.ts, then reuses the prepared statement). The
  * tables stay oauth-provider's: nothing here writes.
