@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AuthContext } from "better-auth";
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
 import { sessionLimitKey } from "../../lib/auth-limits.js";
-import type { LaneRoute } from "../../lib/fast-lane.js";
+import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { withCurrentTier } from "../subscriptions/index.js";
 
 /**
@@ -66,34 +66,39 @@ function verifiedToken(value: string, secret: string): string | null {
 }
 
 export function getSessionLaneRoute({ context, path }: FastSessionOptions): LaneRoute {
+  /** The verified token of each request, found once for the limit and the answer. */
+  const tokens = new WeakMap<LaneRequest, string | null>();
+  let ctx: FastSessionContext | undefined;
+  void context.then((c) => (ctx = c));
+
   /** The session token of the quiet case's cookies, or null. */
-  async function tokenOf(cookieHeader: string | undefined): Promise<string | null> {
-    if (!cookieHeader) return null;
-    const ctx = await context;
-    const cookies = cookiesOf(cookieHeader);
-    const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
-    const values = cookies.get(sessionToken.name);
-    if (values?.length !== 1 || cookies.has(sessionData.name) || cookies.has(dontRememberToken.name)) return null;
-    return verifiedToken(values[0]!, ctx.secret);
+  function tokenOf(req: LaneRequest): string | null {
+    if (tokens.has(req)) return tokens.get(req)!;
+    let token: string | null = null;
+    const header = req.headers.cookie;
+    if (header && ctx) {
+      const cookies = cookiesOf(header);
+      const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
+      const values = cookies.get(sessionToken.name);
+      if (values?.length === 1 && !cookies.has(sessionData.name) && !cookies.has(dontRememberToken.name)) token = verifiedToken(values[0]!, ctx.secret);
+    }
+    tokens.set(req, token);
+    return token;
   }
-  let secret: string | undefined;
-  void context.then((ctx) => (secret = ctx.secret));
+
   return {
     method: "GET",
     path,
     label: path,
+    // The key lib/auth-limits.ts counts a signed session cookie under; without the quiet case's
+    // cookie the request goes to the app, whose limiter counts it.
     credential: (req) => {
-      // The same key lib/auth-limits.ts counts a signed session cookie under (checked there the same way).
-      const header = req.headers.cookie;
-      if (!header || !secret) return null;
-      const match = /(?:^|;\s*)(?:__Secure-)?[\w-]+\.session_token=([^;]+)/.exec(header);
-      const token = match ? verifiedToken(match[1]!, secret) : null;
+      const token = tokenOf(req);
       return token ? { limit: "session", key: sessionLimitKey(token) } : null;
     },
     async answer(req) {
-      const token = await tokenOf(req.headers.cookie);
-      if (!token) return null;
-      const ctx = await context;
+      const token = tokenOf(req);
+      if (!token || !ctx) return null;
       const found = await ctx.internalAdapter.findSession(token);
       if (!found) return null;
       const expiresAt = found.session.expiresAt.valueOf();
