@@ -125,7 +125,9 @@ async function main() {
   let limitsOn = false;
   try {
     const pgArgs = pgRun ? [`--database-url=${pgRun.databaseUrl}`, `--redis-url=${pgRun.redisUrl}`] : [];
-    const ours = await spawnServer(SELF, [`--serve=${dir}`, ...pgArgs, ...(profileDir ? ["--profiling"] : [])]);
+    // --slow-introspect-ms: the speed guard's self-test (scripts/bench/guard.ts).
+    const slow = arg("slow-introspect-ms") ? [`--slow-introspect-ms=${arg("slow-introspect-ms")}`] : [];
+    const ours = await spawnServer(SELF, [`--serve=${dir}`, ...pgArgs, ...slow, ...(profileDir ? ["--profiling"] : [])]);
     limitsOn = ours.ready.limits === true;
     // A run can end with one token per connection built or in flight and never answered
     // (lost to the pool): four per connection cover the warm-up and the measured run.

@@ -3,6 +3,8 @@
  * devDependency) in a child process of its own, as our server runs, configured like the
  * comparison in the issue: its in-memory adapter, refresh-token rotation on, one confidential
  * client (client_secret_basic), `openid offline_access`, introspection on, one RS256 key.
+ * The adapter is a plain Map (MemoryStore below): oidc-provider's own development adapter is an
+ * LRU of 1,000 entries, which a refresh run evicts the introspected token and grants from.
  *
  * Its tokens are minted through its own models (Grant, AccessToken, RefreshToken, as its
  * authorization-code grant would save them) at `POST /__bench/mint?refresh=N`, a route only
@@ -22,6 +24,39 @@ export const REFERENCE_PATHS = {
 
 const SCOPE = "openid offline_access";
 
+type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; consumed?: number };
+
+/** oidc-provider's adapter interface over one Map per model, with nothing evicted but what it destroys. */
+class MemoryStore {
+  private static rows = new Map<string, Payload>();
+  constructor(private readonly model: string) {}
+  private key = (id: string) => `${this.model}:${id}`;
+  async upsert(id: string, payload: Payload) {
+    MemoryStore.rows.set(this.key(id), payload);
+  }
+  async find(id: string) {
+    return MemoryStore.rows.get(this.key(id));
+  }
+  async findByUid(uid: string) {
+    for (const row of MemoryStore.rows.values()) if (row.uid === uid) return row;
+    return undefined;
+  }
+  async findByUserCode(code: string) {
+    for (const row of MemoryStore.rows.values()) if (row.userCode === code) return row;
+    return undefined;
+  }
+  async consume(id: string) {
+    const row = MemoryStore.rows.get(this.key(id));
+    if (row) row.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string) {
+    MemoryStore.rows.delete(this.key(id));
+  }
+  async revokeByGrantId(grantId: string) {
+    for (const [key, row] of MemoryStore.rows) if (row.grantId === grantId) MemoryStore.rows.delete(key);
+  }
+}
+
 export async function serveReference(port: number) {
   const url = `http://127.0.0.1:${port}`;
   const clientId = "bench-reference";
@@ -39,6 +74,7 @@ export async function serveReference(port: number) {
         token_endpoint_auth_method: "client_secret_basic",
       },
     ],
+    adapter: MemoryStore as never,
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString("base64url")] },
     scopes: ["openid", "offline_access"],

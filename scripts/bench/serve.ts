@@ -27,6 +27,8 @@ export async function serveOurs(dir: string, port: number) {
     AUTO_MIGRATE: "true",
   });
   const running = await start(config);
+  const slowMs = Number(arg("slow-introspect-ms") ?? 0);
+  if (slowMs > 0) slowIntrospection(running.server, slowMs);
   process.stdout.write(JSON.stringify({ ready: url, limits: config.limits.enabled }) + "\n");
   const stop = () => void running.close().then(() => process.exit(0));
   process.on("SIGTERM", stop);
@@ -49,5 +51,21 @@ export async function answerProfiling() {
       writeFileSync(msg.file!, JSON.stringify(profile));
     }
     process.send!({ profiled: msg.profile });
+  });
+}
+
+/**
+ * The speed guard's self-test (scripts/bench/guard.ts --self-test): every introspection request
+ * costs `ms` more CPU, burnt before the server sees it; the server's own code is untouched.
+ */
+function slowIntrospection(server: import("node:http").Server, ms: number) {
+  const [listener] = server.listeners("request") as ((req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void)[];
+  server.removeAllListeners("request");
+  server.on("request", (req, res) => {
+    if (req.method === "POST" && req.url?.startsWith("/api/auth/oauth2/introspect")) {
+      const until = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
+      while (process.hrtime.bigint() < until);
+    }
+    listener!(req, res);
   });
 }
