@@ -10,7 +10,7 @@ import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
 import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
-import type { DeprecatedRoute } from "./lib/deprecations.js";
+import { DEPRECATED_ROUTES, deprecationOf, type DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import type { DestinationStream } from "pino";
 import { createLogger } from "./lib/logger.js";
@@ -115,7 +115,13 @@ export async function start(config: Config, options: StartOptions = {}) {
   // with a path in AUTH_URL everything goes through the app (lib/path-prefix.ts).
   const lane = issuerPath(config.authUrl)
     ? null
-    : createFastLane({ routes: fastLaneRoutes({ auth, app, config, database, jwks }), metrics: shared.metrics, limiters: shared.limits, https: config.authUrl.startsWith("https://") });
+    : createFastLane({
+        // A route on its way out keeps its Deprecation and Sunset headers: the app answers it.
+        routes: fastLaneRoutes({ auth, app, config, database, jwks }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
+        metrics: shared.metrics,
+        limiters: shared.limits,
+        https: config.authUrl.startsWith("https://"),
+      });
   let draining = false;
   // Requests being handled, for the drain: http.Server's own close callback can come while a
   // request's body is still arriving.

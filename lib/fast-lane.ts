@@ -77,6 +77,8 @@ function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
     });
     req.once("end", () => (size === length ? ok(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) : fail(new Error("body length mismatch"))));
     req.once("error", fail);
+    // A client gone before the end of its body: the app is not called for it either.
+    req.once("close", () => fail(new Error("request closed before its body ended")));
   });
 }
 
@@ -121,8 +123,9 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       metrics.requests.inc(labels);
       metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     } catch {
-      // The app answers it its own way (a 503 for an unreachable database, say), and logs it.
-      if (!res.headersSent) return app(req, res);
+      // The app answers it its own way (a 503 for an unreachable database, say), and logs it;
+      // a request whose body never arrived has no one left to answer.
+      if (!res.headersSent && !req.destroyed) return app(req, res);
     }
   }
 

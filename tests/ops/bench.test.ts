@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ratios, summarize } from "../../scripts/bench.js";
+import { FLOOR, recordedRatios, shortfalls } from "../../scripts/bench/guard.js";
 
 const row = (route: string, rps: number, extra: Partial<Parameters<typeof summarize>[0][number]> = {}) => ({
   route,
@@ -59,5 +60,22 @@ describe("npm run bench: summarising rounds", () => {
     expect(result.find((r) => r.route === "discovery")).toMatchObject({ ratio: 2, min: 1, max: 3, against: "node-oidc-provider", goal: 1.5 });
     expect(result.find((r) => r.route === "introspect")).toMatchObject({ ratio: 0.5, min: 0.25, max: 1.5 });
     expect(result.find((r) => r.route === "get-session")).toMatchObject({ ratio: 0.25, against: "our discovery", goal: 0.5 });
+  });
+
+  it("the speed guard reads the README's SQLite ratios and fails a route below its floor, or one not a checked 2xx", () => {
+    const readme = [
+      "# x",
+      "## Benchmarks",
+      "| route | ours | ratio (SQLite) | guard ratio (SQLite) |",
+      "|---|---|---|---|",
+      "| discovery | 9,000 | 2.5x | 2.0x |",
+      "| introspect | 3,000 | 1.5x | 1.2x |",
+      "## Next",
+    ].join("\n");
+    const recorded = recordedRatios(readme);
+    expect([...recorded]).toEqual([["discovery", 2], ["introspect", 1.2]]);
+    expect(shortfalls([{ route: "discovery", ratio: 2 * FLOOR + 0.01, valid: true }, { route: "introspect", ratio: 1.1, valid: true }], recorded)).toEqual([]);
+    expect(shortfalls([{ route: "discovery", ratio: 2, valid: true }, { route: "introspect", ratio: 0.6, valid: true }], recorded)[0]).toMatch(/^introspect: 0.60x/);
+    expect(shortfalls([{ route: "discovery", ratio: 2, valid: false }], recorded)).toEqual(["discovery: a counted answer was not a checked 2xx", "introspect: not measured"]);
   });
 });
