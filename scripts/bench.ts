@@ -10,6 +10,8 @@
  * (cookie), userinfo (bearer), introspection (client_secret_basic) and the refresh grant (each
  * refresh token is used exactly once: a pool holds one token per in-flight chain, and every
  * response's rotated token goes back in the pool for that chain's next request).
+ * Introspection is spread over four clients, each asking about its own token: the shipped
+ * `client` limit (5,000 a second per client) refuses one client going faster, as it should.
  *
  * --reference also starts node-oidc-provider (scripts/bench/reference.ts) in a child process
  * of its own and measures its discovery, JWKS, introspection and refresh grant in the same
@@ -85,7 +87,15 @@ interface Server {
 }
 
 function oursOf(url: string, child: ChildProcess, fx: Fixture): Server {
-  const target: Target = { paths: OUR_PATHS, basic: fx.basic, accessToken: fx.accessToken, cookie: fx.cookie, refreshBasic: fx.refreshBasic, refreshTokens: fx.refreshTokens };
+  const target: Target = {
+    paths: OUR_PATHS,
+    basic: fx.basic,
+    accessToken: fx.accessToken,
+    introspectors: fx.introspectors,
+    cookie: fx.cookie,
+    refreshBasic: fx.refreshBasic,
+    refreshTokens: fx.refreshTokens,
+  };
   return { name: "ours", url, child, target, newChains: fx.newChains };
 }
 
@@ -137,7 +147,7 @@ async function main() {
       const ref = await spawnServer(SELF, ["--serve-reference"]);
       servers.push(await referenceOf(ref.url, ref.child, ref.ready, chains));
     }
-    say(`our server: ${db === "postgres" ? "PostgreSQL + Redis" : "SQLite"}, shipped rate limits ${limitsOn ? "ON" : "OFF"}`);
+    say(`our server: ${db === "postgres" ? "PostgreSQL + Redis" : "SQLite"}, shipped rate limits ${limitsOn ? "ON" : "OFF"}; introspection from ${servers[0]!.target.introspectors?.length ?? 1} clients in turn (one client past 5,000/s meets its shipped limit)`);
     if (profileDir) mkdirSync(profileDir, { recursive: true });
     const profile = profileDir ? profilerOf(ours.child) : null;
     for (let round = 0; round < rounds; round++) {

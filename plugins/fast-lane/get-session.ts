@@ -76,7 +76,9 @@ export function getSessionLaneRoute({ context, path }: FastSessionOptions): Lane
     if (tokens.has(req)) return tokens.get(req)!;
     let token: string | null = null;
     const header = req.headers.cookie;
-    if (header && ctx) {
+    // One session cookie only: with another `*.session_token` cookie beside it the app's limiter
+    // may key the request differently (lib/auth-limits.ts takes the first), so the app answers.
+    if (header && ctx && header.split(".session_token=").length === 2) {
       const cookies = cookiesOf(header);
       const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
       const values = cookies.get(sessionToken.name);

@@ -42,6 +42,13 @@ export interface Fixture {
   /** The client that introspects and whose access token userinfo reads. */
   basic: string;
   accessToken: string;
+  /**
+   * Clients that introspect, each with its own access token (the first is `basic` and
+   * `accessToken`): the shipped `client` limit is 5,000 requests a second per client, which one
+   * client at full speed would pass, so the bench spreads introspection over several, as
+   * several resource servers would.
+   */
+  introspectors: { basic: string; accessToken: string }[];
   /** Refresh chains for one round of the refresh scenario, and the client they belong to. */
   refreshBasic: string;
   refreshTokens: string[];
@@ -90,7 +97,7 @@ export async function authorizationCodeFlow(base: string, cookie: string, { clie
   return tok.json as { access_token: string; refresh_token: string };
 }
 
-export async function setUp(base: string, refreshChains: number): Promise<Fixture> {
+export async function setUp(base: string, refreshChains: number, introspectors = 4): Promise<Fixture> {
   const email = `bench-${Date.now().toString(36)}@example.com`;
   const signUp = await call(base, "/api/auth/sign-up/email", { body: { name: "Bench Person", email, password: "correct horse battery staple" } });
   must(signUp.status === 200, "sign-up", signUp);
@@ -123,7 +130,21 @@ export async function setUp(base: string, refreshChains: number): Promise<Fixtur
   };
   const main = await register();
   const first = await codeFlow(main);
+  const others: { basic: string; accessToken: string }[] = [];
+  while (others.length < introspectors - 1) {
+    const client = await register();
+    others.push({ basic: client.basic, accessToken: (await codeFlow(client)).access_token });
+  }
   const chains = await newChains(refreshChains);
-  return { cookie, clientId: main.clientId, basic: main.basic, accessToken: first.access_token, refreshBasic: chains.basic, refreshTokens: chains.tokens, newChains };
+  return {
+    cookie,
+    clientId: main.clientId,
+    basic: main.basic,
+    accessToken: first.access_token,
+    introspectors: [{ basic: main.basic, accessToken: first.access_token }, ...others],
+    refreshBasic: chains.basic,
+    refreshTokens: chains.tokens,
+    newChains,
+  };
 }
 

@@ -11,6 +11,8 @@ export interface Target {
   /** Basic credentials of the client that introspects its own access token. */
   basic: string;
   accessToken: string;
+  /** When given, introspection requests go to these clients in turn (each asks about its own token). */
+  introspectors?: { basic: string; accessToken: string }[];
   /** The session cookie get-session reads (ours only). */
   cookie?: string;
   /** Refresh chains for one round, and the Basic credentials of the client they belong to. */
@@ -51,11 +53,7 @@ export function scenarios(t: Target): Scenario[] {
     {
       name: "introspect",
       path: t.paths.introspect,
-      options: {
-        method: "POST",
-        headers: { authorization: t.basic, "content-type": "application/x-www-form-urlencoded" },
-        body: form({ token: t.accessToken, token_type_hint: "access_token" }),
-      },
+      options: introspection(t),
       verify: (b) => b.includes('"active":true'),
     },
     {
@@ -89,4 +87,17 @@ export function scenarios(t: Target): Scenario[] {
     },
   );
   return list;
+}
+
+/** One client asking about its token, or several in turn (Target.introspectors). */
+function introspection(t: Target): Partial<autocannon.Options> {
+  const askers = t.introspectors?.length ? t.introspectors : [{ basic: t.basic, accessToken: t.accessToken }];
+  const requests = askers.map(({ basic, accessToken }) => ({
+    method: "POST",
+    path: t.paths.introspect,
+    headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+    body: form({ token: accessToken, token_type_hint: "access_token" }),
+  }));
+  // autocannon sends a connection's requests in turn, so each connection rotates over the clients.
+  return { requests: requests as any };
 }
