@@ -5,7 +5,7 @@ import { rawFormOf } from "../../lib/validate.js";
 
 /**
  * RFC 7662 introspection of an opaque access token by the client it was issued to, answered
- * from two prepared lookups instead of better-auth's endpoint pipeline (its router, hooks,
+ * from one prepared lookup instead of better-auth's endpoint pipeline (its router, hooks,
  * body schema, then a client read, a token read, a session read and a user read one by one).
  *
  * It answers only the common case, and only with `active: true`; anything else, including
@@ -75,8 +75,10 @@ export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntros
     const credentials = plainBasic(authorization ?? null);
     const token = credentials ? tokenOf(form) : null;
     if (!credentials || !token) return null;
-    const [client, row] = await Promise.all([store.findClient(credentials.id), store.findAccessToken(sha256(token))]);
-    if (!client || client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
+    const found = await store.findClientAndToken(credentials.id, sha256(token));
+    if (!found) return null;
+    const { client, token: row } = found;
+    if ( client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
     if (!secretMatches(client.clientSecret, credentials.secret)) return null;
     if (!row || row.clientId !== client.clientId || !row.scopes || row.revoked || row.confirmation != null) return null;
     if (Array.isArray(row.resources) ? row.resources.length > 0 : row.resources != null) return null;

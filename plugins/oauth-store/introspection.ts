@@ -41,17 +41,49 @@ export interface AccessTokenRow {
 /** A JSON column: parsed objects from PostgreSQL (jsonb), JSON text from SQLite. */
 const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : (value ?? null));
 
+function toClient(row: Record<string, unknown>): ClientCredentialRow {
+  return {
+    clientId: String(row.clientId),
+    clientSecret: (row.clientSecret as string | null) ?? null,
+    disabled: asBool(row.disabled),
+    tokenEndpointAuthMethod: (row.tokenEndpointAuthMethod as string | null) ?? null,
+    clientDiscoveryId: (row.clientDiscoveryId as string | null) ?? null,
+    subjectType: (row.subjectType as string | null) ?? null,
+  };
+}
+
+function toToken(row: Record<string, unknown>): AccessTokenRow {
+  const scopes = json(row.scopes);
+  return {
+    clientId: String(row.clientId),
+    scopes: Array.isArray(scopes) && scopes.every((s) => typeof s === "string") ? scopes : null,
+    expiresAt: asDate(row.expiresAt),
+    createdAt: asDate(row.createdAt),
+    revoked: row.revoked != null,
+    resources: json(row.resources),
+    confirmation: json(row.confirmation),
+    referenceId: (row.referenceId as string | null) ?? null,
+    sessionId: (row.sessionId as string | null) ?? null,
+    session: row.sessionRowId != null ? { expiresAt: asDate(row.sessionExpiresAt) } : null,
+    userId: (row.userRowId as string | null) ?? null,
+  };
+}
+
 export function oauthTokenStore(db: Kysely<any>) {
-  const clientSql = db
-    .selectFrom("oauthClient")
-    .select(["clientId", "clientSecret", "disabled", "tokenEndpointAuthMethod", "clientDiscoveryId", "subjectType"])
-    .where("clientId", "=", "")
-    .compile().sql;
-  const tokenSql = db
-    .selectFrom("oauthAccessToken as t")
+  // The client and, when it is the token's own client, the token with its session and user: one
+  // statement (one round trip on PostgreSQL) for the usual introspection.
+  const bothSql = db
+    .selectFrom("oauthClient as c")
+    .leftJoin("oauthAccessToken as t", (join) => join.onRef("t.clientId", "=", "c.clientId").on("t.token", "=", ""))
     .leftJoin("session as s", "s.id", "t.sessionId")
     .leftJoin("user as u", "u.id", "t.userId")
     .select([
+      "c.clientId as clientRowId",
+      "c.clientSecret",
+      "c.disabled",
+      "c.tokenEndpointAuthMethod",
+      "c.clientDiscoveryId",
+      "c.subjectType",
       "t.clientId",
       "t.scopes",
       "t.expiresAt",
@@ -65,42 +97,19 @@ export function oauthTokenStore(db: Kysely<any>) {
       "s.expiresAt as sessionExpiresAt",
       "u.id as userRowId",
     ])
-    .where("t.token", "=", "")
+    .where("c.clientId", "=", "")
     .compile().sql;
 
   return {
-    async findClient(clientId: string): Promise<ClientCredentialRow | null> {
-      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(clientSql, [clientId]));
+    /**
+     * The client `clientId` and the access token stored under `hash` when that client holds it
+     * (null token: none, or another client's); null when there is no such client.
+     */
+    async findClientAndToken(clientId: string, hash: string): Promise<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
+      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]));
       const row = rows[0];
       if (!row) return null;
-      return {
-        clientId: String(row.clientId),
-        clientSecret: (row.clientSecret as string | null) ?? null,
-        disabled: asBool(row.disabled),
-        tokenEndpointAuthMethod: (row.tokenEndpointAuthMethod as string | null) ?? null,
-        clientDiscoveryId: (row.clientDiscoveryId as string | null) ?? null,
-        subjectType: (row.subjectType as string | null) ?? null,
-      };
-    },
-    /** The access token stored under `hash` (oauth-provider's `storeTokens: "hashed"`), or null. */
-    async findAccessToken(hash: string): Promise<AccessTokenRow | null> {
-      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(tokenSql, [hash]));
-      const row = rows[0];
-      if (!row) return null;
-      const scopes = json(row.scopes);
-      return {
-        clientId: String(row.clientId),
-        scopes: Array.isArray(scopes) && scopes.every((s) => typeof s === "string") ? scopes : null,
-        expiresAt: asDate(row.expiresAt),
-        createdAt: asDate(row.createdAt),
-        revoked: row.revoked != null,
-        resources: json(row.resources),
-        confirmation: json(row.confirmation),
-        referenceId: (row.referenceId as string | null) ?? null,
-        sessionId: (row.sessionId as string | null) ?? null,
-        session: row.sessionRowId != null ? { expiresAt: asDate(row.sessionExpiresAt) } : null,
-        userId: (row.userRowId as string | null) ?? null,
-      };
+      return { client: toClient({ ...row, clientId: row.clientRowId }), token: row.clientId != null ? toToken(row) : null };
     },
   };
 }
