@@ -327,7 +327,7 @@ export function createAuth(deps: AuthDeps) {
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
   // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
   const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
-  // Introspection of an opaque access token by its own client, from two prepared lookups (plugins/fast-lane/introspect.ts).
+  // Introspection of an opaque access token by its own client, from one prepared lookup (plugins/fast-lane/introspect.ts).
   const introspection = withFastIntrospection(atomic, {
     store: oauthTokenStore(deps.database.db),
     issuer: deps.config.authUrl,
