@@ -21,7 +21,7 @@ import { rawFormOf } from "../../lib/validate.js";
  *      not expired, not revoked, with no RFC 8707 resources and no DPoP/mTLS confirmation,
  *      whose session, if it has one, still exists and has not expired.
  * The answer's fields, their order and its headers are those oauth-provider's
- * validateOpaqueAccessToken gives for such a token (tests/fast-introspection.test.ts compares
+ * validateOpaqueAccessToken gives for such a token (tests/oauth/fast-introspection.test.ts compares
  * them). Nothing is cached: each answer reads the rows, so a revocation holds at once on every
  * instance.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./helpers/fixtures.js";
+import { useTestServer } from "../helpers/fixtures.js";
 
 /**
  * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as

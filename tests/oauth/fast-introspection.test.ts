@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "./helpers/fixtures.js";
-import { authorize, pkce, registerClient, signUp, token } from "./helpers/oauth.js";
-import { postForm } from "./helpers/server.js";
+import { useTestServer } from "../helpers/fixtures.js";
+import { authorize, pkce, registerClient, signUp, token } from "../helpers/oauth.js";
+import { postForm } from "../helpers/server.js";
 
 /**
  * plugins/fast-lane/introspect.ts answers the common introspection (an opaque access token, asked
