@@ -65,12 +65,14 @@ export interface AppDeps {
   deprecations?: readonly DeprecatedRoute[];
   /** Certificates (server.ts): the revocation broadcaster, and the catalog's type IDs of what we attest. */
   certificates: { chain: RevocationChain; typeIds: CertificateTypeIds };
+  /** The JWKS document (routes/jwks.ts), shared with the fast lane so one cache builds it. @default jwksDocument(auth, shared.jwks) */
+  jwks?: () => Promise<string>;
 }
 
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates, jwks = jwksDocument(auth, shared.jwks) }: AppDeps) {
   const app = new Hono<AppEnv>();
   // First, to count and time every final answer; better-auth's catch-all is labelled by endpoint.
   const authEndpoint = endpointRoute(BASE_PATH, Object.values(auth.api).map((endpoint) => (endpoint as { path?: string }).path ?? ""));
@@ -118,7 +120,6 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.route("/llms.txt", withDeps(llmsTxtRoutes, orientation));
   app.route("/api/certificates/types", withDeps(certificateTypeRoutes, { auth, authUrl }));
   // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  const jwks = jwksDocument(auth, shared.jwks);
   app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwks }));
 
   const subscriptionDeps: SubscriptionDeps = { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions };

@@ -6,6 +6,8 @@ import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type Database } from "./lib/db.js";
 import { withAtomicRefresh } from "./lib/atomic-refresh.js";
+import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
+import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
 import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { issuerPath } from "./lib/path-prefix.js";
@@ -237,9 +239,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           },
         },
         // Tokens carry the selected identity as `bap_id`, so userinfo (and introspection) can name it.
-        async customAccessTokenClaims({ scopes, referenceId }) {
-          return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
-        },
+        customAccessTokenClaims: accessTokenClaims,
         async customUserInfoClaims({ user, scopes, jwt }) {
           // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
           assertTokenForUserInfo(jwt, url(`${BASE_PATH}/oauth2/userinfo`));
@@ -305,6 +305,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   } satisfies BetterAuthOptions;
 }
 
+/** What an access token says beyond RFC 7662's fields: the BAP identity it speaks for, with `profile`. */
+export async function accessTokenClaims({ scopes, referenceId }: { scopes: string[]; referenceId?: string }): Promise<Record<string, unknown>> {
+  return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
+}
+
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
 async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
   if (!scopes.includes("profile")) return {};
@@ -322,7 +327,14 @@ export function createAuth(deps: AuthDeps) {
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
   // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
   const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
-  const handler = limitAuthHandler(atomic, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName, secret: deps.config.secret });
+  // Introspection of an opaque access token by its own client, from one prepared lookup (plugins/fast-lane/introspect.ts).
+  const introspection = withFastIntrospection(atomic, {
+    store: oauthTokenStore(deps.database.db),
+    issuer: deps.config.authUrl,
+    path: `${BASE_PATH}/oauth2/introspect`,
+    claims: accessTokenClaims,
+  });
+  const handler = limitAuthHandler(introspection, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName, secret: deps.config.secret });
   return { ...auth, handler, fetch: handler };
 }
 

@@ -1,13 +1,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
-import { servedUnder } from "./lib/path-prefix.js";
+import { issuerPath, servedUnder } from "./lib/path-prefix.js";
+import { createFastLane } from "./lib/fast-lane.js";
+import { fastLaneRoutes } from "./routes/fast-lane.js";
+import { jwksDocument } from "./routes/jwks.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
 import { clientAddress } from "./lib/client-address.js";
 import { createDb } from "./lib/db.js";
-import type { DeprecatedRoute } from "./lib/deprecations.js";
+import { DEPRECATED_ROUTES, deprecationOf, type DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import type { DestinationStream } from "pino";
 import { createLogger } from "./lib/logger.js";
@@ -103,9 +106,22 @@ export async function start(config: Config, options: StartOptions = {}) {
   const binding = findCertificateTypeByKey("bapWalletBinding");
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates });
+  // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
+  const jwks = jwksDocument(auth, shared.jwks);
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks });
   // Under AUTH_URL's path when it has one, with the path-inserted discovery URLs at the root (lib/path-prefix.ts).
   const listener = getRequestListener(servedUnder(app.fetch, config.authUrl));
+  // Discovery, JWKS and the common introspection, answered before the app (lib/fast-lane.ts);
+  // with a path in AUTH_URL everything goes through the app (lib/path-prefix.ts).
+  const lane = issuerPath(config.authUrl)
+    ? null
+    : createFastLane({
+        // A route on its way out keeps its Deprecation and Sunset headers: the app answers it.
+        routes: fastLaneRoutes({ auth, app, config, database, jwks }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
+        metrics: shared.metrics,
+        limiters: shared.limits,
+        https: config.authUrl.startsWith("https://"),
+      });
   let draining = false;
   // Requests being handled, for the drain: http.Server's own close callback can come while a
   // request's body is still arriving.
@@ -127,7 +143,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i]!.toLowerCase() === CLIENT_IP_HEADER) raw.splice(i, 2);
     raw.push(CLIENT_IP_HEADER, ip);
     req.headers[CLIENT_IP_HEADER] = ip;
-    void listener(req, res);
+    if (lane) lane(req, res, listener);
+    else void listener(req, res);
   });
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;

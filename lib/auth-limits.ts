@@ -80,6 +80,9 @@ const CREDENTIAL_LIMITS: ReadonlySet<LimitName> = new Set<CredentialLimit>(["cli
 
 const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
 
+/** The `session` limit's key for a session token (lib/fast-lane.ts counts the same key). */
+export const sessionLimitKey = (token: string) => `session:${digest(token)}`;
+
 function bearerOf(req: Request): string | undefined {
   const header = req.headers.get("authorization");
   return header && /^bearer /i.test(header) ? header.slice(7).trim() || undefined : undefined;
@@ -187,7 +190,7 @@ async function credentialOf(req: Request, limit: CredentialLimit, path: string, 
     }
     case "session": {
       const session = signedSessionOf(req, secret) ?? bearer;
-      return session ? { key: `session:${digest(session)}`, named: false } : undefined;
+      return session ? { key: sessionLimitKey(session), named: false } : undefined;
     }
   }
 }

@@ -319,7 +319,7 @@ async function main() {
     });
     if (enrolled !== keys.length) throw new Error(`soak set-up: ${enrolled} of ${keys.length} key accounts enrolled`);
     const chains = Math.max(4, Math.ceil(rate / 2));
-    const fx = await setUp(base, chains);
+    const fx = await setUp(base, chains, 1);
     say(`soak: set up ${keys.length} key accounts, ${chains} refresh chains; ${seconds}s at ${rate} operations/s, warm-up ${warmup}s`);
 
     const recorder = new Recorder();

@@ -9,15 +9,22 @@ import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
 
-/** The session object answers the user's current tier, even when it changed after sign-in. */
+/**
+ * The session object answers the user's current tier, even when it changed after sign-in: a
+ * get-session answer with the session's tier set from the user's, or null when it already says so.
+ */
+export function withCurrentTier(returned: unknown): Record<string, unknown> | null {
+  if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return null;
+  const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
+  if (returned.session.subscriptionTier === tier) return null;
+  return { ...returned, session: { ...returned.session, subscriptionTier: tier } };
+}
+
 const sessionShowsCurrentTier = hookOn(
   "/get-session",
   createAuthMiddleware(async (ctx) => {
-    const returned = ctx.context.returned;
-    if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return;
-    const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
-    if (returned.session.subscriptionTier === tier) return;
-    return ctx.json({ ...returned, session: { ...returned.session, subscriptionTier: tier } });
+    const current = withCurrentTier(ctx.context.returned);
+    if (current) return ctx.json(current);
   }),
 );
 

@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Metrics } from "./metrics.js";
+import type { Limiters } from "./rate-limit.js";
+import { STRICT_TRANSPORT_SECURITY } from "./strict-transport.js";
+import { CLIENT_IP_HEADER } from "./transport.js";
+import { hasNulInForm } from "./validate.js";
+import { hasNulInBasic } from "./request-body.js";
+
+/**
+ * The machine routes' fast lane: a few exact routes (discovery, JWKS, introspection: routes/fast-lane.ts) that
+ * servers and relying parties call thousands of times a second, answered from the Node request
+ * before the Hono app builds its Web Request, runs its middleware and better-auth its pipeline.
+ * The lane does what the app does around every answer, for its own answers:
+ *   - counts and times them in the same metrics, under the route label the app uses;
+ *   - sends X-Request-Id (the caller's when short and plain, as app.ts keeps it, else a new
+ *     one) and, for an https AUTH_URL, Strict-Transport-Security;
+ *   - for a route with a credential limit, applies lib/limits.ts as lib/auth-limits.ts does:
+ *     the address's failures and the credential's budget are checked first, and the
+ *     credential's budget is charged once its answer is given (the lane only answers verified
+ *     credentials).
+ * Anything else goes to the app untouched: another method, a query string, a body that is
+ * not a small declared form, a NUL in the Basic credentials or the form, a limit reached
+ * (the app answers the 429), an answer the route does not give itself (null: the generic
+ * endpoint answers, e.g. every refusal), and any error (the app answers it its own way, 503
+ * included). A body the lane has read is handed over as the request's `rawBody`, which
+ * @hono/node-server reads instead of the socket.
+ */
+export interface LaneRequest {
+  headers: IncomingMessage["headers"];
+  /** The form text of a POST, "" for a GET. */
+  body: string;
+}
+
+export interface LaneAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface LaneRoute {
+  method: "GET" | "POST";
+  path: string;
+  /** The label the app's request metrics give this route (lib/request-metrics.ts). */
+  label: string;
+  /** A credential limit of lib/limits.ts and its key for this request, when the route has one. */
+  credential?: (req: LaneRequest) => { limit: "client" | "session"; key: string } | null;
+  /** The answer, or null to leave the request to the app. */
+  answer(req: LaneRequest): Promise<LaneAnswer | null>;
+}
+
+export interface FastLaneOptions {
+  routes: LaneRoute[];
+  metrics: Metrics;
+  /** null when limits are off (RATE_LIMIT_ENABLED=false). */
+  limiters: Limiters | null;
+  /** Whether AUTH_URL is https (Strict-Transport-Security on every answer). */
+  https: boolean;
+}
+
+/** Largest form the lane reads itself; a larger one goes to the app (and its body limit). */
+const MAX_LANE_BODY = 16 * 1024;
+const FORM = "application/x-www-form-urlencoded";
+
+/** The X-Request-Id of an answer: the caller's when short and plain (app.ts), else a new one. */
+function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === "string" && given.length > 0 && given.length <= 64 && !/[^\w\-=]/.test(given) ? given : randomUUID();
+}
+
+function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      chunks.push(chunk);
+    });
+    req.once("end", () => (size === length ? ok(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) : fail(new Error("body length mismatch"))));
+    req.once("error", fail);
+    // A client gone before the end of its body: the app is not called for it either.
+    req.once("close", () => fail(new Error("request closed before its body ended")));
+  });
+}
+
+/**
+ * `serve(req, res, app)`: answers the request in the lane, or hands it to `app` (the Node
+ * listener of the Hono app). Returns at once; `app` is called at most once.
+ */
+export function createFastLane({ routes, metrics, limiters, https }: FastLaneOptions) {
+  const byKey = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
+
+  async function run(route: LaneRoute, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown) {
+    const started = process.hrtime.bigint();
+    let body = "";
+    try {
+      if (route.method === "POST") {
+        const bytes = await readBody(req, Number(req.headers["content-length"]));
+        // From here on the app reads these bytes, not the socket.
+        (req as IncomingMessage & { rawBody?: Buffer }).rawBody = bytes;
+        body = bytes.toString("utf8");
+        if (hasNulInForm(body)) return app(req, res);
+      }
+      const input: LaneRequest = { headers: req.headers, body };
+      const credential = limiters && route.credential ? route.credential(input) : null;
+      if (limiters && route.credential) {
+        if (!credential) return app(req, res);
+        const address = String(req.headers[CLIENT_IP_HEADER] ?? "unknown");
+        const [failures, budget] = await Promise.all([limiters.authFailures.check(address), limiters[credential.limit].check(credential.key)]);
+        if (!failures.allowed || !budget.allowed) return app(req, res);
+      }
+      const answer = await route.answer(input);
+      if (!answer) return app(req, res);
+      if (limiters && credential) await limiters[credential.limit].hit(credential.key);
+      const headers: Record<string, string | number> = {
+        ...answer.headers,
+        "content-length": Buffer.byteLength(answer.body),
+        "x-request-id": requestIdOf(req.headers["x-request-id"]),
+      };
+      if (https) headers["strict-transport-security"] = STRICT_TRANSPORT_SECURITY;
+      res.writeHead(answer.status, headers);
+      res.end(answer.body);
+      const labels = { method: route.method, route: route.label, status: String(answer.status) };
+      metrics.requests.inc(labels);
+      metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    } catch {
+      // The app answers it its own way (a 503 for an unreachable database, say), and logs it;
+      // a request whose body never arrived has no one left to answer.
+      if (!res.headersSent && !req.destroyed) return app(req, res);
+    }
+  }
+
+  return function serve(req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown): void {
+    const route = byKey.get(`${req.method} ${req.url}`);
+    if (!route || hasNulInBasic(req.headers.authorization)) return void app(req, res);
+    if (route.method === "GET") {
+      if (req.headers["transfer-encoding"] || (req.headers["content-length"] !== undefined && req.headers["content-length"].trim() !== "0")) return void app(req, res);
+    } else {
+      const length = Number(req.headers["content-length"]);
+      const type = req.headers["content-type"]?.toLowerCase() ?? "";
+      if (req.headers["transfer-encoding"] || !(length > 0 && length <= MAX_LANE_BODY) || !type.includes(FORM)) return void app(req, res);
+    }
+    void run(route, req, res, app);
+  };
+}

@@ -1,0 +1,113 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { AuthContext } from "better-auth";
+import { parseSessionOutput, parseUserOutput } from "better-auth/db";
+import { sessionLimitKey } from "../../lib/auth-limits.js";
+import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
+import { withCurrentTier } from "../subscriptions/index.js";
+
+/**
+ * GET /get-session with a session cookie, in the fast lane (lib/fast-lane.ts): the session is
+ * read with better-auth's own internal adapter (`findSession`: the database, or Redis when the
+ * deployment has it) and shaped with its own `parseSessionOutput` / `parseUserOutput`, then the
+ * subscriptions plugin's current tier, as its after-hook does; what better-auth's endpoint does
+ * around that (router, hooks, cookie parsing) is skipped. Only the quiet case is answered here:
+ *   - exactly one session cookie, signed with our secret (HMAC-SHA-256, as better-call signs it),
+ *     and no cookie-cache or don't-remember-me cookie (better-auth would clear or honour them);
+ *   - a session that exists, has not expired and is not due for its sliding refresh
+ *     (`updateAge`: better-auth then extends it and sets the cookie again).
+ * Anything else (no cookie, a bad signature, an expired session, a refresh due, a query string)
+ * goes to better-auth's endpoint. Nothing is cached: each answer reads the session, so a signed-out
+ * or revoked session is gone at once on every instance.
+ */
+/** What this route reads of better-auth's context (`auth.$context`). */
+export type FastSessionContext = Pick<AuthContext, "sessionConfig" | "authCookies" | "secret"> & {
+  options: Parameters<typeof parseSessionOutput>[0];
+  internalAdapter: Pick<AuthContext["internalAdapter"], "findSession">;
+};
+
+export interface FastSessionOptions {
+  context: Promise<FastSessionContext>;
+  /** The endpoint's public path (BASE_PATH + /get-session). */
+  path: string;
+}
+
+const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
+
+/** The cookies of a Cookie header by name, each with every value it was given. */
+function cookiesOf(header: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    const values = out.get(name);
+    if (values) values.push(part.slice(eq + 1).trim());
+    else out.set(name, [part.slice(eq + 1).trim()]);
+  }
+  return out;
+}
+
+/** The token of a signed cookie value (`<token>.<base64 HMAC-SHA-256>`), or null. */
+function verifiedToken(value: string, secret: string): string | null {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+  const dot = decoded.lastIndexOf(".");
+  if (dot < 1) return null;
+  const token = decoded.slice(0, dot);
+  const signature = decoded.slice(dot + 1);
+  if (signature.length !== 44 || !signature.endsWith("=")) return null;
+  const given = Buffer.from(signature, "base64");
+  const expected = createHmac("sha256", secret).update(token).digest();
+  return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
+}
+
+export function getSessionLaneRoute({ context, path }: FastSessionOptions): LaneRoute {
+  /** The verified token of each request, found once for the limit and the answer. */
+  const tokens = new WeakMap<LaneRequest, string | null>();
+  let ctx: FastSessionContext | undefined;
+  void context.then((c) => (ctx = c));
+
+  /** The session token of the quiet case's cookies, or null. */
+  function tokenOf(req: LaneRequest): string | null {
+    if (tokens.has(req)) return tokens.get(req)!;
+    let token: string | null = null;
+    const header = req.headers.cookie;
+    // One session cookie only: with another `*.session_token` cookie beside it the app's limiter
+    // may key the request differently (lib/auth-limits.ts takes the first), so the app answers.
+    if (header && ctx && header.split(".session_token=").length === 2) {
+      const cookies = cookiesOf(header);
+      const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
+      const values = cookies.get(sessionToken.name);
+      if (values?.length === 1 && !cookies.has(sessionData.name) && !cookies.has(dontRememberToken.name)) token = verifiedToken(values[0]!, ctx.secret);
+    }
+    tokens.set(req, token);
+    return token;
+  }
+
+  return {
+    method: "GET",
+    path,
+    label: path,
+    // The key lib/auth-limits.ts counts a signed session cookie under; without the quiet case's
+    // cookie the request goes to the app, whose limiter counts it.
+    credential: (req) => {
+      const token = tokenOf(req);
+      return token ? { limit: "session", key: sessionLimitKey(token) } : null;
+    },
+    async answer(req) {
+      const token = tokenOf(req);
+      if (!token || !ctx) return null;
+      const found = await ctx.internalAdapter.findSession(token);
+      if (!found) return null;
+      const expiresAt = found.session.expiresAt.valueOf();
+      const { expiresIn, updateAge } = ctx.sessionConfig;
+      if (expiresAt < Date.now() || expiresAt - expiresIn * 1000 + updateAge * 1000 <= Date.now()) return null;
+      const returned = { session: parseSessionOutput(ctx.options, found.session), user: parseUserOutput(ctx.options, found.user) };
+      return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { OAuthTokenStore } from "../oauth-store/introspection.js";
+import type { LaneRoute } from "../../lib/fast-lane.js";
+import { rawFormOf } from "../../lib/validate.js";
+
+/**
+ * RFC 7662 introspection of an opaque access token by the client it was issued to, answered
+ * from one prepared lookup instead of better-auth's endpoint pipeline (its router, hooks,
+ * body schema, then a client read, a token read, a session read and a user read one by one).
+ *
+ * It answers only the common case, and only with `active: true`; anything else, including
+ * every inactive or refused outcome, goes to @better-auth/oauth-provider's own endpoint
+ * (`next`), so errors, audit and edge cases stay exactly its own. The common case is:
+ *   1. RFC 6749 §2.3.1 Basic credentials of plain unreserved characters (so form-decoding
+ *      them is the identity), and a form of only `token` and `token_type_hint`;
+ *   2. the client is registered here (no metadata document), not disabled, registered for
+ *      client_secret_basic, and the secret's SHA-256 matches the stored hash in constant
+ *      time (oauth-provider's `storeClientSecret: "hashed"`);
+ *   3. `token_type_hint` absent or `access_token`, and the token is not JWS-shaped;
+ *   4. the token's SHA-256 (`storeTokens: "hashed"`) names a row issued to that same client,
+ *      not expired, not revoked, with no RFC 8707 resources and no DPoP/mTLS confirmation,
+ *      whose session, if it has one, still exists and has not expired.
+ * The answer's fields, their order and its headers are those oauth-provider's
+ * validateOpaqueAccessToken gives for such a token (tests/oauth/fast-introspection.test.ts compares
+ * them). Nothing is cached: each answer reads the rows, so a revocation holds at once on every
+ * instance.
+ */
+export interface FastIntrospectionOptions {
+  store: OAuthTokenStore;
+  /** The `iss` of the answer (the jwt plugin's issuer, AUTH_URL). */
+  issuer: string;
+  /** The endpoint's public path (BASE_PATH + /oauth2/introspect). */
+  path: string;
+  /** oauth-provider's customAccessTokenClaims (auth.config.ts), applied as it applies them. */
+  claims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
+}
+
+const PLAIN = /^[A-Za-z0-9._~-]+$/;
+const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url");
+const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
+
+/** Basic credentials of unreserved characters only, else null (the generic path decodes the rest). */
+function plainBasic(header: string | null): { id: string; secret: string } | null {
+  if (!header || !/^Basic +/i.test(header)) return null;
+  const decoded = Buffer.from(header.slice(header.indexOf(" ") + 1).trim(), "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 1) return null;
+  const id = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  return PLAIN.test(id) && PLAIN.test(secret) ? { id, secret } : null;
+}
+
+/** The form's token when it holds only `token` (once) and an access-token hint at most. */
+function tokenOf(form: string): string | null {
+  const params = new URLSearchParams(form);
+  let token: string | null = null;
+  for (const [key, value] of params) {
+    if (key === "token" && token === null) token = value;
+    else if (key === "token_type_hint" && value === "access_token" && params.getAll(key).length === 1) continue;
+    else return null;
+  }
+  return token && token.split(".").length !== 3 ? token : null;
+}
+
+function secretMatches(stored: string | null, given: string): boolean {
+  if (!stored) return false;
+  const a = Buffer.from(sha256(given));
+  const b = Buffer.from(stored);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer. */
+export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntrospectionOptions, "path">) {
+  return async function answer(authorization: string | null | undefined, form: string): Promise<string | null> {
+    const credentials = plainBasic(authorization ?? null);
+    const token = credentials ? tokenOf(form) : null;
+    if (!credentials || !token) return null;
+    const found = await store.findClientAndToken(credentials.id, sha256(token));
+    if (!found) return null;
+    const { client, token: row } = found;
+    if ( client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
+    if (!secretMatches(client.clientSecret, credentials.secret)) return null;
+    if (!row || row.clientId !== client.clientId || !row.scopes || row.revoked || row.confirmation != null) return null;
+    if (Array.isArray(row.resources) ? row.resources.length > 0 : row.resources != null) return null;
+    const now = Date.now();
+    if (row.expiresAt.getTime() < now) return null;
+    if (row.sessionId && (!row.session || row.session.expiresAt.getTime() < now)) return null;
+    // Pairwise subjects need oauth-provider's pairwise secret: its path computes them.
+    if (client.subjectType === "pairwise") return null;
+    return JSON.stringify({
+      ...(await claims({ scopes: row.scopes, referenceId: row.referenceId ?? undefined })),
+      active: true,
+      iss: issuer,
+      client_id: row.clientId,
+      azp: row.clientId,
+      sub: row.userId ?? undefined,
+      sid: row.sessionId ?? undefined,
+      exp: Math.floor(row.expiresAt.getTime() / 1000),
+      iat: Math.floor(row.createdAt.getTime() / 1000),
+      scope: row.scopes.join(" "),
+      token_type: "Bearer",
+    });
+  };
+}
+
+/** The client a request's plain Basic credentials name (the `client` limit's key), or null. */
+export function plainBasicClientId(authorization: string | null | undefined): string | null {
+  return plainBasic(authorization ?? null)?.id ?? null;
+}
+
+/** better-auth's handler with the common case answered in front of it (for requests that reach the app). */
+export function withFastIntrospection(next: (req: Request) => Promise<Response>, options: FastIntrospectionOptions) {
+  const answer = introspectionAnswerer(options);
+  return async function fastIntrospectionHandler(req: Request): Promise<Response> {
+    if (req.method !== "POST" || new URL(req.url).pathname !== options.path) return next(req);
+    const form = rawFormOf(req);
+    const body = form === undefined ? null : await answer(req.headers.get("authorization"), form);
+    return body === null ? next(req) : new Response(body, { status: 200, headers: NO_STORE });
+  };
+}
+
+/** The same answers in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
+export function introspectionLaneRoute(options: FastIntrospectionOptions): LaneRoute {
+  const answer = introspectionAnswerer(options);
+  return {
+    method: "POST",
+    path: options.path,
+    label: options.path,
+    credential: (req) => {
+      const id = plainBasicClientId(req.headers.authorization);
+      // lib/auth-limits.ts's key for a client named by its credentials (at most 512 characters).
+      return id && id.length <= 512 ? { limit: "client", key: `client:${id}` } : null;
+    },
+    async answer(req) {
+      const body = await answer(req.headers.authorization, req.body);
+      return body === null ? null : { status: 200, headers: NO_STORE, body };
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { CompiledQuery, type Kysely } from "kysely";
+import { asBool, asDate } from "../../lib/db.js";
+
+/**
+ * oauth-provider's clients and access tokens as the fast introspection (plugins/fast-lane)
+ * reads them: each a statement built and compiled once, run with a fresh
+ * parameter (SQLite's statement cache, lib/db.ts, then reuses the prepared statement). The
+ * tables stay oauth-provider's: nothing here writes.
+ */
+
+/** A registered client, as much of it as client authentication looks at. */
+export interface ClientCredentialRow {
+  clientId: string;
+  /** SHA-256 base64url of the secret (oauth-provider's `storeClientSecret: "hashed"`), or null. */
+  clientSecret: string | null;
+  disabled: boolean;
+  tokenEndpointAuthMethod: string | null;
+  clientDiscoveryId: string | null;
+  subjectType: string | null;
+}
+
+/** An opaque access token row with the session and user it refers to (left joins). */
+export interface AccessTokenRow {
+  clientId: string;
+  /** null when the column does not hold a list (the generic path then decides). */
+  scopes: string[] | null;
+  expiresAt: Date;
+  createdAt: Date;
+  revoked: boolean;
+  /** RFC 8707 resources the token was issued for (any value; empty means none). */
+  resources: unknown;
+  confirmation: unknown;
+  referenceId: string | null;
+  sessionId: string | null;
+  /** The referred session's row: its expiry, or null when the row is gone. */
+  session: { expiresAt: Date } | null;
+  /** The user's id when the user row exists. */
+  userId: string | null;
+}
+
+/** A JSON column: parsed objects from PostgreSQL (jsonb), JSON text from SQLite. */
+const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : (value ?? null));
+
+function toClient(row: Record<string, unknown>): ClientCredentialRow {
+  return {
+    clientId: String(row.clientId),
+    clientSecret: (row.clientSecret as string | null) ?? null,
+    disabled: asBool(row.disabled),
+    tokenEndpointAuthMethod: (row.tokenEndpointAuthMethod as string | null) ?? null,
+    clientDiscoveryId: (row.clientDiscoveryId as string | null) ?? null,
+    subjectType: (row.subjectType as string | null) ?? null,
+  };
+}
+
+function toToken(row: Record<string, unknown>): AccessTokenRow {
+  const scopes = json(row.scopes);
+  return {
+    clientId: String(row.clientId),
+    scopes: Array.isArray(scopes) && scopes.every((s) => typeof s === "string") ? scopes : null,
+    expiresAt: asDate(row.expiresAt),
+    createdAt: asDate(row.createdAt),
+    revoked: row.revoked != null,
+    resources: json(row.resources),
+    confirmation: json(row.confirmation),
+    referenceId: (row.referenceId as string | null) ?? null,
+    sessionId: (row.sessionId as string | null) ?? null,
+    session: row.sessionRowId != null ? { expiresAt: asDate(row.sessionExpiresAt) } : null,
+    userId: (row.userRowId as string | null) ?? null,
+  };
+}
+
+export function oauthTokenStore(db: Kysely<any>) {
+  // The client and, when it is the token's own client, the token with its session and user: one
+  // statement (one round trip on PostgreSQL) for the usual introspection.
+  const bothSql = db
+    .selectFrom("oauthClient as c")
+    .leftJoin("oauthAccessToken as t", (join) => join.onRef("t.clientId", "=", "c.clientId").on("t.token", "=", ""))
+    .leftJoin("session as s", "s.id", "t.sessionId")
+    .leftJoin("user as u", "u.id", "t.userId")
+    .select([
+      "c.clientId as clientRowId",
+      "c.clientSecret",
+      "c.disabled",
+      "c.tokenEndpointAuthMethod",
+      "c.clientDiscoveryId",
+      "c.subjectType",
+      "t.clientId",
+      "t.scopes",
+      "t.expiresAt",
+      "t.createdAt",
+      "t.revoked",
+      "t.resources",
+      "t.confirmation",
+      "t.referenceId",
+      "t.sessionId",
+      "s.id as sessionRowId",
+      "s.expiresAt as sessionExpiresAt",
+      "u.id as userRowId",
+    ])
+    .where("c.clientId", "=", "")
+    .compile().sql;
+
+  return {
+    /**
+     * The client `clientId` and the access token stored under `hash` when that client holds it
+     * (null token: none, or another client's); null when there is no such client.
+     */
+    async findClientAndToken(clientId: string, hash: string): Promise<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
+      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]));
+      const row = rows[0];
+      if (!row) return null;
+      return { client: toClient({ ...row, clientId: row.clientRowId }), token: row.clientId != null ? toToken(row) : null };
+    },
+  };
+}
+
+export type OAuthTokenStore = ReturnType<typeof oauthTokenStore>;

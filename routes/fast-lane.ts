@@ -1,0 +1,70 @@
+import type { Hono } from "hono";
+import type { Auth } from "../auth.config.js";
+import type { Config } from "../lib/env.js";
+import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
+import type { Database } from "../lib/db.js";
+import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
+import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
+import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
+import { BASE_PATH } from "../lib/transport.js";
+import { accessTokenClaims } from "../auth.config.js";
+
+/**
+ * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
+ * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts) and the common introspection (plugins/fast-lane/introspect.ts).
+ */
+export interface FastLaneDeps {
+  auth: Auth;
+  /** The Hono app: discovery is its own answer, taken once (it depends on configuration only). */
+  app: Hono<any>;
+  config: Config;
+  database: Database;
+  /** The JWKS document the app serves too (routes/jwks.ts jwksDocument). */
+  jwks: () => Promise<string>;
+}
+
+export function fastLaneRoutes({ auth, app, config, database, jwks }: FastLaneDeps): LaneRoute[] {
+  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}/get-session` }), introspectionLaneRoute({
+    store: oauthTokenStore(database.db),
+    issuer: config.authUrl,
+    path: `${BASE_PATH}/oauth2/introspect`,
+    claims: accessTokenClaims,
+  })];
+}
+
+/** A document the app answers the same to everyone (routes/well-known.ts): its first 200, kept. */
+function document(app: Hono<any>, path: string): LaneRoute {
+  let kept: Promise<LaneAnswer | null> | undefined;
+  const take = async (): Promise<LaneAnswer | null> => {
+    const res = await app.request(path);
+    if (res.status !== 200) return null;
+    const headers: Record<string, string> = {};
+    for (const name of ["content-type", "cache-control", "access-control-allow-origin"]) {
+      const value = res.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    return { status: 200, headers, body: await res.text() };
+  };
+  return {
+    method: "GET",
+    path,
+    label: path,
+    async answer() {
+      const answer = await (kept ??= take());
+      if (!answer) kept = undefined;
+      return answer;
+    },
+  };
+}
+
+/** GET /api/auth/jwks from the document routes/jwks.ts serves (rebuilt when the key set changes). */
+function jwksRoute(body: () => Promise<string>): LaneRoute {
+  return {
+    method: "GET",
+    path: `${BASE_PATH}/jwks`,
+    label: `${BASE_PATH}/jwks`,
+    async answer() {
+      return { status: 200, headers: { "content-type": "application/json" }, body: await body() };
+    },
+  };
+}

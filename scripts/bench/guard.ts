@@ -1,0 +1,89 @@
+/**
+ * `npm run bench:guard`: the speed guard of .ci/run. A short round of `npm run bench --
+ * --reference` (SQLite, shipped limits, node-oidc-provider beside us, 3 rounds of 2 s per
+ * route) and a check of each ratio against the figure the README's "## Benchmarks" table
+ * records for this very round ("guard ratio (SQLite)": the median of the calibration runs):
+ * the guard fails when a ratio falls below FLOOR times that figure, or when any counted answer
+ * was not a checked 2xx.
+ *
+ * FLOOR was calibrated from guard runs on the shared 2-core VM (docs/benchmarks.md, "The
+ * speed guard"): in five calibration runs the lowest ratio of any route was 0.82 of its median,
+ * in the runs after them get-session once fell to 0.71, and a route made twice as slow lands
+ * near 0.5 of it (the self-test: 0.49), so 0.6 does not fail on that noise and does fail on a
+ * 2x slowdown.
+ *
+ * `--self-test` runs the same round with introspection made about twice as slow (the bench's
+ * server child burns CPU before each introspection request: scripts/bench/serve.ts
+ * `--slow-introspect-ms`, nothing in the server itself) and succeeds only if the guard fails.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { arg } from "./args.js";
+import type { Ratio } from "./report.js";
+
+export const FLOOR = 0.6;
+const COLUMN = "guard ratio (SQLite)";
+const ROOT = join(fileURLToPath(import.meta.url), "../../..");
+const ROUTES = ["discovery", "jwks", "get-session", "introspect", "refresh"];
+
+/** The README's recorded ratio per route for this round: the "## Benchmarks" tables' "guard ratio (SQLite)" column. */
+export function recordedRatios(readme: string): Map<string, number> {
+  const section = readme.split(/^## /m).find((s) => s.startsWith("Benchmarks"));
+  if (!section) throw new Error("README.md has no ## Benchmarks section");
+  const lines = section.split("\n");
+  const start = lines.findIndex((l) => l.startsWith("|") && l.includes(COLUMN));
+  if (start < 0) throw new Error(`the Benchmarks section has no table with a "${COLUMN}" column`);
+  const end = lines.findIndex((l, i) => i > start && !l.startsWith("|"));
+  const rows = lines.slice(start, end < 0 ? undefined : end);
+  const column = rows[0]!.split("|").map((c) => c.trim()).indexOf(COLUMN);
+  const out = new Map<string, number>();
+  for (const row of rows.slice(2)) {
+    const cells = row.split("|").map((c) => c.trim());
+    const value = /([\d.]+)x/.exec(cells[column] ?? "")?.[1];
+    if (ROUTES.includes(cells[1]!) && value) out.set(cells[1]!, Number(value));
+  }
+  return out;
+}
+
+/** The routes whose ratio fell below FLOOR of the recorded one, with what was seen. */
+export function shortfalls(ratios: Pick<Ratio, "route" | "ratio" | "valid">[], recorded: Map<string, number>, floor = FLOOR): string[] {
+  const out: string[] = [];
+  for (const [route, figure] of recorded) {
+    const seen = ratios.find((r) => r.route === route);
+    if (!seen) out.push(`${route}: not measured`);
+    else if (!seen.valid) out.push(`${route}: a counted answer was not a checked 2xx`);
+    else if (seen.ratio < figure * floor) out.push(`${route}: ${seen.ratio.toFixed(2)}x, below ${floor} x the recorded ${figure}x (${(figure * floor).toFixed(2)}x)`);
+  }
+  return out;
+}
+
+async function benchRound(extra: string[]): Promise<{ ratios: Ratio[] }> {
+  const args = ["--import", "tsx", join(ROOT, "scripts/bench.ts"), "--reference", "--json", "--rounds=3", "--duration=2", "--warmup=1", `--only=${ROUTES.join(",")}`, ...extra];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  await new Promise((ok) => child.once("exit", ok));
+  return JSON.parse(out.slice(out.indexOf("{")));
+}
+
+async function main() {
+  const selfTest = arg("self-test") === "true";
+  const recorded = recordedRatios(readFileSync(join(ROOT, "README.md"), "utf8"));
+  const { ratios } = await benchRound(selfTest ? ["--slow-introspect-ms=" + (arg("slow-ms") ?? "0.3")] : []);
+  for (const r of ratios) process.stdout.write(`  ${r.route}: ${r.ratio.toFixed(2)}x (${r.min.toFixed(2)}-${r.max.toFixed(2)}; recorded ${recorded.get(r.route) ?? "-"}x, floor ${((recorded.get(r.route) ?? 0) * FLOOR).toFixed(2)}x)\n`);
+  const failed = shortfalls(ratios, recorded);
+  if (selfTest) {
+    const caught = failed.some((f) => f.startsWith("introspect:"));
+    process.stdout.write(caught ? `self-test: the guard caught the slowed introspection (${failed.join("; ")})\n` : "self-test: the guard did NOT catch the slowed introspection\n");
+    process.exitCode = caught ? 0 : 1;
+    return;
+  }
+  if (failed.length) {
+    process.stdout.write(`speed guard FAILED:\n  ${failed.join("\n  ")}\n`);
+    process.exitCode = 1;
+  } else process.stdout.write("speed guard: every ratio within its floor\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

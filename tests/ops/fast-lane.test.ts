@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../helpers/fixtures.js";
+
+/**
+ * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as
+ * the app's own answer (asked here with app.request, which never passes the lane), the same
+ * request id rule, and the same metrics labels.
+ */
+const METRICS_TOKEN = "metrics-token-metrics-token-metrics-token";
+const server = useTestServer({ METRICS_TOKEN });
+
+const IGNORED = new Set(["date", "connection", "keep-alive", "x-request-id", "content-length", "transfer-encoding"]);
+const headersOf = (res: Response) => Object.fromEntries([...res.headers].filter(([name]) => !IGNORED.has(name)));
+
+async function metricsText() {
+  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  return res.text();
+}
+const count = (text: string, route: string) => Number(new RegExp(`idp_http_requests_total\\{method="GET",route="${route.replace(/[/.]/g, "\\$&")}",status="200"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+
+describe("fast lane", () => {
+  for (const path of ["/.well-known/openid-configuration", "/api/auth/jwks"]) {
+    it(`${path}: the app's body and headers, a request id, counted under the app's label`, async () => {
+      const app = await server.app.request(path);
+      await fetch(server.url + path);
+      const before = await metricsText();
+      const fast = await fetch(server.url + path);
+      expect(fast.status).toBe(200);
+      expect(await fast.text()).toBe(await app.text());
+      expect(headersOf(fast)).toEqual(headersOf(app));
+      expect(fast.headers.get("x-request-id")).toMatch(/^[\w-]{36}$/);
+      const mine = await fetch(server.url + path, { headers: { "x-request-id": "trace-123" } });
+      expect(mine.headers.get("x-request-id")).toBe("trace-123");
+      const after = await metricsText();
+      expect(count(after, path) - count(before, path)).toBe(2);
+    });
+  }
+
+  it("a request with a query string, or another method, goes to the app", async () => {
+    const res = await fetch(`${server.url}/api/auth/jwks?x=1`);
+    expect(res.status).toBe(200);
+    const post = await fetch(`${server.url}/.well-known/openid-configuration`, { method: "POST" });
+    expect(post.status).toBe(404);
+  });
+});
+
+describe("fast get-session", () => {
+  const IGNORED_SESSION = new Set(["date", "connection", "keep-alive", "x-request-id", "content-length", "transfer-encoding"]);
+  const sessionHeaders = (res: Response) => Object.fromEntries([...res.headers].filter(([name]) => !IGNORED_SESSION.has(name)));
+
+  async function signedIn() {
+    const email = `fast-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+    const res = await fetch(`${server.url}/api/auth/sign-up/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url },
+      body: JSON.stringify({ name: "Fast Person", email, password: "correct horse battery staple" }),
+    });
+    expect(res.status).toBe(200);
+    return res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  }
+
+  it("answers a session cookie with better-auth's own answer (body and headers; the app's answer via app.request)", async () => {
+    const cookie = await signedIn();
+    const fast = await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } });
+    const app = await server.app.request("/api/auth/get-session", { headers: { cookie } });
+    expect(fast.status).toBe(200);
+    const body = await fast.json();
+    expect(body).toEqual(await app.json());
+    expect(body.user.email).toMatch(/^fast-/);
+    expect(body.session.subscriptionTier).toBe("free");
+    expect(sessionHeaders(fast)).toEqual(sessionHeaders(app));
+    expect(fast.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("the current tier, a signed-out session and a made-up cookie answer as better-auth does", async () => {
+    const cookie = await signedIn();
+    const userId = (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).user.id;
+    await server.db.updateTable("user").set({ subscriptionTier: "plus" }).where("id", "=", userId).execute();
+    const tier = await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } });
+    expect(await tier.json()).toEqual(await (await server.app.request("/api/auth/get-session", { headers: { cookie } })).json());
+
+    const forged = cookie.replace(/session_token=([^.;]+)\.[^;]+/, "session_token=$1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%3D");
+    expect(await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie: forged } })).json()).toBeNull();
+
+    const out = await fetch(`${server.url}/api/auth/sign-out`, { method: "POST", headers: { cookie, origin: server.url, "content-type": "application/json" }, body: "{}" });
+    expect(out.status).toBe(200);
+    expect(await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).toBeNull();
+  });
+});
