@@ -12,6 +12,9 @@
  * near 0.5 of it (the self-test: 0.49), so 0.6 does not fail on that noise and does fail on a
  * 2x slowdown.
  *
+ * A route short in the first round is measured again alone, and fails the guard only if it is
+ * short in both rounds.
+ *
  * `--self-test` runs the same round with introspection made about twice as slow (the bench's
  * server child burns CPU before each introspection request: scripts/bench/serve.ts
  * `--slow-introspect-ms`, nothing in the server itself) and succeeds only if the guard fails.
@@ -26,7 +29,14 @@ import type { Ratio } from "./report.js";
 export const FLOOR = 0.6;
 const COLUMN = "guard ratio (SQLite)";
 const ROOT = join(fileURLToPath(import.meta.url), "../../..");
-const ROUTES = ["discovery", "jwks", "get-session", "introspect", "refresh"];
+/**
+ * The routes guarded: each against node-oidc-provider's same route in the same round. Not
+ * get-session: its ratio is against our own discovery, whose throughput nearly doubles between
+ * a loaded and a quiet machine (get-session 0.28x of it under load, 0.16x on a quiet VM with
+ * the same code), so no floor both holds on noise and catches a slowdown; `npm run bench --
+ * --reference` still reports it.
+ */
+const ROUTES = ["discovery", "jwks", "introspect", "refresh"];
 
 /** The README's recorded ratio per route for this round: the "## Benchmarks" tables' "guard ratio (SQLite)" column. */
 export function recordedRatios(readme: string): Map<string, number> {
@@ -59,8 +69,8 @@ export function shortfalls(ratios: Pick<Ratio, "route" | "ratio" | "valid">[], r
   return out;
 }
 
-async function benchRound(extra: string[]): Promise<{ ratios: Ratio[] }> {
-  const args = ["--import", "tsx", join(ROOT, "scripts/bench.ts"), "--reference", "--json", "--rounds=3", "--duration=2", "--warmup=1", `--only=${ROUTES.join(",")}`, ...extra];
+async function benchRound(extra: string[], routes = ROUTES): Promise<{ ratios: Ratio[] }> {
+  const args = ["--import", "tsx", join(ROOT, "scripts/bench.ts"), "--reference", "--json", "--rounds=3", "--duration=2", "--warmup=1", `--only=${routes.join(",")}`, ...extra];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
@@ -71,9 +81,23 @@ async function benchRound(extra: string[]): Promise<{ ratios: Ratio[] }> {
 async function main() {
   const selfTest = arg("self-test") === "true";
   const recorded = recordedRatios(readFileSync(join(ROOT, "README.md"), "utf8"));
-  const { ratios } = await benchRound(selfTest ? ["--slow-introspect-ms=" + (arg("slow-ms") ?? "0.3")] : []);
-  for (const r of ratios) process.stdout.write(`  ${r.route}: ${r.ratio.toFixed(2)}x (${r.min.toFixed(2)}-${r.max.toFixed(2)}; recorded ${recorded.get(r.route) ?? "-"}x, floor ${((recorded.get(r.route) ?? 0) * FLOOR).toFixed(2)}x)\n`);
-  const failed = shortfalls(ratios, recorded);
+  const extra = selfTest ? ["--slow-introspect-ms=" + (arg("slow-ms") ?? "0.3")] : [];
+  const report = (ratios: Ratio[]) => {
+    for (const r of ratios) process.stdout.write(`  ${r.route}: ${r.ratio.toFixed(2)}x (${r.min.toFixed(2)}-${r.max.toFixed(2)}; recorded ${recorded.get(r.route) ?? "-"}x, floor ${((recorded.get(r.route) ?? 0) * FLOOR).toFixed(2)}x)\n`);
+  };
+  const first = await benchRound(extra);
+  report(first.ratios);
+  let failed = shortfalls(first.ratios, recorded);
+  // A route short in the first round is measured once more, alone: a slowdown shows in both
+  // rounds, a moment of noise on a shared machine (another process, a GC pause) rarely twice.
+  if (failed.length) {
+    const again = [...new Set(failed.map((f) => f.slice(0, f.indexOf(":"))))];
+    process.stdout.write(`  short in the first round: ${again.join(", ")}; measuring ${again.length > 1 ? "them" : "it"} again\n`);
+    const second = await benchRound(extra, again);
+    report(second.ratios);
+    const short = shortfalls(second.ratios, new Map([...recorded].filter(([route]) => again.includes(route))));
+    failed = failed.filter((f) => short.some((g) => g.startsWith(f.slice(0, f.indexOf(":") + 1))));
+  }
   if (selfTest) {
     const caught = failed.some((f) => f.startsWith("introspect:"));
     process.stdout.write(caught ? `self-test: the guard caught the slowed introspection (${failed.join("; ")})\n` : "self-test: the guard did NOT catch the slowed introspection\n");
