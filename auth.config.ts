@@ -327,13 +327,13 @@ export function createAuth(deps: AuthDeps) {
   // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
   // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
   const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
-  // Introspection of an opaque access token by its own client, from one prepared lookup (plugins/fast-lane/introspect.ts).
-  const introspection = withFastIntrospection(atomic, {
-    store: oauthTokenStore(deps.database.db),
-    issuer: deps.config.authUrl,
-    path: `${BASE_PATH}/oauth2/introspect`,
-    claims: accessTokenClaims,
-  });
+  // Introspection of an opaque access token by its own client, from one prepared lookup
+  // (plugins/fast-lane/introspect.ts). Without a path in AUTH_URL the fast lane in front of the
+  // app answers it (server.ts), and a request it declined would only repeat the same lookup here,
+  // so the handler takes the common case only where the lane is off.
+  const introspection = issuerPath(deps.config.authUrl)
+    ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database.db), issuer: deps.config.authUrl, path: `${BASE_PATH}/oauth2/introspect`, claims: accessTokenClaims })
+    : atomic;
   const handler = limitAuthHandler(introspection, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName, secret: deps.config.secret });
   return { ...auth, handler, fetch: handler };
 }
