@@ -62,7 +62,7 @@ export function basicCredentialsOf(header: string | null | undefined, lenient = 
 }
 
 /** RFC 6749 §2.3.1: a form-encoded Basic component, or undefined when it does not decode. */
-export function formDecoded(value: string): string | undefined {
+function formDecoded(value: string): string | undefined {
   try {
     return decodeURIComponent(value.replace(/\+/g, " "));
   } catch {
@@ -70,7 +70,7 @@ export function formDecoded(value: string): string | undefined {
   }
 }
 
-export function bearerOf(header: string | null | undefined): string | undefined {
+function bearerOf(header: string | null | undefined): string | undefined {
   return header && /^bearer /i.test(header) ? header.slice(7).trim() || undefined : undefined;
 }
 
@@ -149,12 +149,6 @@ const records = new WeakMap<Request, AuthRequest>();
 /** The record made for this request at the edge, if one was. */
 export function authRequestOf(req: Request): AuthRequest | undefined {
   return records.get(req);
-}
-
-/** Hands a request's record on to another Request for the same call (app.ts under a path prefix). */
-export function carryAuthRequest(from: Request, to: Request): void {
-  const record = records.get(from);
-  if (record) records.set(to, record);
 }
 
 /**
