@@ -4,8 +4,8 @@ import { requestId } from "hono/request-id";
 import type { Kysely } from "kysely";
 import type { Auth } from "./auth.config.js";
 import type { Collaborators } from "./collaborators.js";
-import { BASE_PATH } from "./lib/transport.js";
-import { errorFamilyOf, oauthRouteOf } from "./lib/error-families.js";
+import { errorFamilyOf } from "./lib/error-families.js";
+import { authRequestOf } from "./lib/auth-request.js";
 import type { Config } from "./lib/env.js";
 import { OAuthError, problems } from "./lib/errors.js";
 import { requestContext, type Logger } from "./lib/logger.js";
@@ -37,7 +37,7 @@ import { mutualAuthRoutes } from "./routes/mutual-auth.js";
 import { walletBindingRoutes } from "./routes/wallet-binding.js";
 import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import type { RevocationChain } from "./plugins/certificates/revocation.js";
-import { MCP_PATH, MUTUAL_AUTH_PATH } from "./lib/transport.js";
+import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./lib/mount-paths.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
 import { mcpResource, mcpRoutes } from "./routes/mcp.js";
@@ -190,10 +190,12 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   app.all(`${BASE_PATH}/*`, async (c) => {
     const req = await withBufferedBody(c.req.raw);
     if (typeof req === "string") return refused(c.req.path, req);
-    // The limits of lib/limits.ts apply inside auth.handler (auth.config.ts createAuth), 429 with Retry-After.
-    const res = await auth.handler(prefix ? underPrefix(req, prefix) : req);
-    // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/error-families.ts).
-    const oauthRoute = oauthRouteOf(c.req.path);
+    // auth.handler reads the request once into its record (lib/auth-request.ts) and applies the
+    // limits of lib/limits.ts (auth.config.ts createAuth), 429 with Retry-After.
+    const forAuth = prefix ? underPrefix(req, prefix) : req;
+    const res = await auth.handler(forAuth);
+    // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/auth-endpoints.ts).
+    const oauthRoute = authRequestOf(forAuth)?.endpoint.oauth;
     if (oauthRoute) return asOAuthError(res, oauthRoute);
     // better-auth's router answers a method and path it has no endpoint for with an empty 404
     // (and disabledPaths with a plain-text one); the rest of its surface speaks `{message, code}`.

@@ -8,12 +8,15 @@ import { createDb, type Database } from "./lib/db.js";
 import { withAtomicRefresh } from "./lib/atomic-refresh.js";
 import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
-import { BASE_PATH, CLIENT_IP_HEADER, MCP_PATH } from "./lib/transport.js";
+import { BASE_PATH, MCP_PATH } from "./lib/mount-paths.js";
+import { CLIENT_IP_HEADER } from "./lib/client-address.js";
 import { createSafeFetch } from "./lib/safe-fetch.js";
 import { issuerPath } from "./lib/path-prefix.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { limitAuthHandler } from "./lib/auth-limits.js";
+import { AUTH_PATHS } from "./lib/auth-endpoints.js";
+import { atTheEdge } from "./lib/auth-request.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail } from "./plugins/account-email/index.js";
@@ -242,7 +245,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         customAccessTokenClaims: accessTokenClaims,
         async customUserInfoClaims({ user, scopes, jwt }) {
           // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
-          assertTokenForUserInfo(jwt, url(`${BASE_PATH}/oauth2/userinfo`));
+          assertTokenForUserInfo(jwt, url(`${BASE_PATH}${AUTH_PATHS.userinfo}`));
           return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
@@ -262,7 +265,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // An authorization request without `scope` asks for sign-in and profile, not all the client
       // registered; `offline_access` counts only from a client registered for refresh_token.
       defaultScopePlugin(),
-      memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}/oauth2/token` }),
+      memberKey({ bitcoinAuth, tokenPath: `${BASE_PATH}${AUTH_PATHS.token}` }),
       keySignIn({ db: database.db, bitcoinAuth, serviceName: config.sigmaServiceName, basePath: BASE_PATH }),
       ...(config.social.oidc.length ? [genericOAuth({ config: oidcProviders(config.social) })] : []),
       social(database.db),
@@ -324,17 +327,19 @@ export function createAuth(deps: AuthDeps) {
   const options = buildOptions(deps);
   assertUniqueEndpointKeys(options.plugins);
   const auth = betterAuth(options);
-  // Every request through the handler (the app's catch-all, the pages' replayed forms) meets the limits of lib/limits.ts.
-  // A refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
-  const atomic = withAtomicRefresh(auth.handler, deps.database, `${BASE_PATH}/oauth2/token`);
+  // Every request through the handler (the app's catch-all, the pages' replayed forms) is read
+  // once into its record (lib/auth-request.ts), then meets the limits of lib/limits.ts; a
+  // refresh-token grant's writes commit together or not at all (lib/atomic-refresh.ts).
+  const atomic = withAtomicRefresh((req) => auth.handler(req), deps.database);
   // Introspection of an opaque access token by its own client, from one prepared lookup
   // (plugins/fast-lane/introspect.ts). Without a path in AUTH_URL the fast lane in front of the
   // app answers it (server.ts), and a request it declined would only repeat the same lookup here,
   // so the handler takes the common case only where the lane is off.
-  const introspection = issuerPath(deps.config.authUrl)
-    ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database.db), issuer: deps.config.authUrl, path: `${BASE_PATH}/oauth2/introspect`, claims: accessTokenClaims })
-    : atomic;
-  const handler = limitAuthHandler(introspection, deps.shared.limits, { basePath: BASE_PATH, keyServiceName: deps.config.sigmaServiceName, secret: deps.config.secret });
+  const prefix = issuerPath(deps.config.authUrl);
+  const introspection = prefix ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database.db), issuer: deps.config.authUrl, claims: accessTokenClaims }) : atomic;
+  const limited = limitAuthHandler(introspection, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });
+  // better-auth sees itself mounted under AUTH_URL's path, if it has one (app.ts).
+  const handler = atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret);
   return { ...auth, handler, fetch: handler };
 }
 

@@ -1,6 +1,7 @@
+import { AUTH_PATHS } from "./auth-endpoints.js";
+import type { EdgeHandler } from "./auth-request.js";
 import type { Database } from "./db.js";
 import { ServiceUnavailable, UNAVAILABLE_RETRY_AFTER } from "./errors.js";
-import { rawFormOf } from "./validate.js";
 
 /**
  * A refresh-token grant at the token endpoint runs as one database transaction
@@ -14,32 +15,15 @@ import { rawFormOf } from "./validate.js";
  * same token waits on the first one's row lock (PostgreSQL) or on the single connection
  * (SQLite), then finds it rotated, as before.
  */
-export function withAtomicRefresh(handler: (req: Request) => Promise<Response>, database: Database, tokenPath: string) {
-  return async function atomicRefreshHandler(req: Request): Promise<Response> {
-    if (req.method !== "POST" || new URL(req.url).pathname.replace(/\/+$/, "") !== tokenPath) return handler(req);
-    if ((await grantTypeOf(req)) !== "refresh_token") return handler(req);
+export function withAtomicRefresh(handler: EdgeHandler, database: Database): EdgeHandler {
+  return async function atomicRefreshHandler(req, edge) {
+    if (req.method !== "POST" || edge.path !== AUTH_PATHS.token || edge.grantType !== "refresh_token") return handler(req, edge);
     try {
-      return await database.atomically(() => handler(req), (res) => res.status < 500);
+      return await database.atomically(() => handler(req, edge), (res) => res.status < 500);
     } catch (err) {
       // The commit did not go through (the handler's own errors are answered inside it).
       if (!(err instanceof ServiceUnavailable)) throw err;
       return new Response(null, { status: 503, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER) } });
     }
   };
-}
-
-async function grantTypeOf(req: Request): Promise<string | null> {
-  const raw = rawFormOf(req);
-  if (raw !== undefined) return new URLSearchParams(raw).get("grant_type");
-  const type = req.headers.get("content-type") ?? "";
-  const text = await req.clone().text().catch(() => "");
-  if (type.includes("json")) {
-    try {
-      const body = JSON.parse(text) as { grant_type?: unknown };
-      return typeof body?.grant_type === "string" ? body.grant_type : null;
-    } catch {
-      return null;
-    }
-  }
-  return new URLSearchParams(text).get("grant_type");
 }

@@ -1,9 +1,10 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import { parseAuthToken } from "bitcoin-auth";
+import { AUTH_PATHS } from "./auth-endpoints.js";
+import type { AuthRequest, EdgeHandler } from "./auth-request.js";
 import type { LimitName } from "./limits.js";
 import type { LimitResult, Limiters } from "./rate-limit.js";
-import { AGENT_OPTIONAL_AUTH_PATHS, CLIENT_IP_HEADER } from "./transport.js";
-import { rawFormOf } from "./validate.js";
+import { CLIENT_IP_HEADER } from "./client-address.js";
 
 /**
  * The limits of lib/limits.ts on better-auth's surface (`BASE_PATH/*`), around its handler, so
@@ -55,25 +56,12 @@ interface CredentialCount extends Credential {
 
 type CredentialLimit = "client" | "token" | "agent" | "session" | "keySignIn";
 
-const PASSWORD_CHECKS = new Set(["/sign-in/email", "/sign-in/username", "/change-email", "/change-password"]);
-const ACCOUNT_MAIL = new Set(["/request-password-reset", "/send-verification-email"]);
-const USER_CODE_ROUTES = new Set(["/device", "/device/approve", "/device/deny"]);
-const APPROVALS = new Set(["/agent-approval", "/agent/approve-capability"]);
-const CLIENT_ROUTES = new Set(["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke", "/device/code"]);
-
-/** The per-address limit of a path, or the per-credential limit it falls under. */
-function limitOf(path: string, keyRoutes: ReadonlySet<string>, hasSession: boolean): LimitName {
-  if (keyRoutes.has(path)) return "keySignIn";
-  if (PASSWORD_CHECKS.has(path) || path.startsWith("/two-factor/verify-")) return "passwordCheck";
-  if (path.startsWith("/sign-up/")) return "signUp";
-  if (ACCOUNT_MAIL.has(path) || path.startsWith("/forget-password") || path.startsWith("/reset-password")) return "accountMail";
-  if (path === "/oauth2/register") return "register";
-  if (USER_CODE_ROUTES.has(path)) return "deviceUserCode";
-  if (APPROVALS.has(path)) return "approval";
-  if (CLIENT_ROUTES.has(path)) return "client";
-  if (path === "/oauth2/userinfo" || path.startsWith("/oauth2/register/")) return "token";
-  if (path.startsWith("/agent/") || path.startsWith("/capability/")) return "agent";
-  return hasSession ? "session" : "anonymous";
+/** The limit of lib/limits.ts a request falls under (the endpoint table's, key sign-in aside). */
+function limitOf(edge: AuthRequest, keyRoutes: ReadonlySet<string>): LimitName {
+  if (keyRoutes.has(edge.path)) return "keySignIn";
+  const { limit } = edge.endpoint;
+  if (limit !== "session") return limit;
+  return edge.sessionCookie ?? edge.bearer ? "session" : "anonymous";
 }
 
 const CREDENTIAL_LIMITS: ReadonlySet<LimitName> = new Set<CredentialLimit>(["client", "token", "agent", "session", "keySignIn"]);
@@ -82,62 +70,6 @@ const digest = (value: string) => createHash("sha256").update(value).digest("bas
 
 /** The `session` limit's key for a session token (lib/fast-lane.ts counts the same key). */
 export const sessionLimitKey = (token: string) => `session:${digest(token)}`;
-
-function bearerOf(req: Request): string | undefined {
-  const header = req.headers.get("authorization");
-  return header && /^bearer /i.test(header) ? header.slice(7).trim() || undefined : undefined;
-}
-
-/**
- * The session token of better-auth's cookie (`<token>.<signature>`, the signature Base64
- * HMAC-SHA-256 of the token under the secret, as better-call signs it), only when the signature
- * checks out: a made-up cookie is no session here, so it cannot pick a budget of its own.
- */
-function signedSessionOf(req: Request, secret: string): string | undefined {
-  const cookie = req.headers.get("cookie");
-  if (!cookie) return undefined;
-  const match = /(?:^|;\s*)(?:__Secure-)?[\w-]+\.session_token=([^;]+)/.exec(cookie);
-  if (!match) return undefined;
-  let value: string;
-  try {
-    value = decodeURIComponent(match[1]!);
-  } catch {
-    return undefined;
-  }
-  const dot = value.lastIndexOf(".");
-  if (dot < 1) return undefined;
-  const token = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), "base64");
-  const expected = createHmac("sha256", secret).update(token).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected) ? token : undefined;
-}
-
-/**
- * RFC 6749 §2.3.1: the client_id of Basic credentials, else of the form or JSON body, and
- * whether the client authenticates (a secret, or an RFC 7523 assertion) or only names itself.
- */
-async function clientOf(req: Request): Promise<{ id: string | undefined; authenticates: boolean }> {
-  const header = req.headers.get("authorization");
-  if (header && /^basic /i.test(header)) {
-    const decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    if (colon > 0) {
-      try {
-        return { id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " ")), authenticates: colon < decoded.length - 1 };
-      } catch {
-        return { id: undefined, authenticates: false };
-      }
-    }
-  }
-  const form = rawFormOf(req);
-  if (form !== undefined) {
-    const params = new URLSearchParams(form);
-    return { id: params.get("client_id") ?? undefined, authenticates: Boolean(params.get("client_secret") || params.get("client_assertion")) };
-  }
-  if (!req.headers.get("content-type")?.includes("json")) return { id: undefined, authenticates: false };
-  const body = (await req.clone().json().catch(() => null)) as { client_id?: unknown; client_secret?: unknown; client_assertion?: unknown } | null;
-  return { id: typeof body?.client_id === "string" ? body.client_id : undefined, authenticates: Boolean(body?.client_secret || body?.client_assertion) };
-}
 
 /**
  * The agent or host an agent-auth JWT speaks for, unverified: an agent JWT (`typ` agent+jwt) is
@@ -159,27 +91,20 @@ function agentOf(token: string): string | undefined {
   }
 }
 
-/**
- * Routes that serve a client without authenticating it when it sends no secret (RFC 7009 §2.1
- * revocation by a public client, RFC 8628 §3.1 device authorization): a bare client_id there
- * is no credential. The token endpoint is not one: its 2xx needs a grant issued to the client.
- */
-const CLIENT_ID_SUFFICES = new Set(["/oauth2/revoke", "/device/code"]);
-
-/** The credential a request presents for a per-credential limit on `path`, or undefined when it has none. */
-async function credentialOf(req: Request, limit: CredentialLimit, path: string, secret: string): Promise<Credential | undefined> {
-  const bearer = bearerOf(req);
+/** The credential a request presents for a per-credential limit, or undefined when it has none. */
+function credentialOf(edge: AuthRequest, req: Request, limit: CredentialLimit): Credential | undefined {
+  const { bearer } = edge;
   switch (limit) {
     case "client": {
-      const { id, authenticates } = await clientOf(req);
-      if (!id || id.length > 512 || (!authenticates && CLIENT_ID_SUFFICES.has(path))) return undefined;
+      const { id, authenticates } = edge.client ?? {};
+      if (!id || id.length > 512 || (!authenticates && edge.endpoint.clientIdSuffices)) return undefined;
       return { key: `client:${id}`, named: true };
     }
     case "token":
       return bearer ? { key: `token:${digest(bearer)}`, named: false } : undefined;
     case "agent": {
-      // A JWT that agent-auth takes only optionally there is no credential (lib/transport.ts).
-      if (!bearer || AGENT_OPTIONAL_AUTH_PATHS.has(path)) return undefined;
+      // A JWT that agent-auth takes only optionally there is no credential (lib/auth-endpoints.ts).
+      if (!bearer || edge.endpoint.optionalAgentJwt) return undefined;
       const agent = agentOf(bearer);
       return agent ? { key: agent, named: true } : { key: `token:${digest(bearer)}`, named: false };
     }
@@ -189,7 +114,7 @@ async function credentialOf(req: Request, limit: CredentialLimit, path: string, 
       return pubkey ? { key: `key:${pubkey}`, named: true } : undefined;
     }
     case "session": {
-      const session = signedSessionOf(req, secret) ?? bearer;
+      const session = edge.sessionCookie ?? bearer;
       return session ? { key: sessionLimitKey(session), named: false } : undefined;
     }
   }
@@ -227,7 +152,7 @@ const DEVICE_GRANT_ANSWERS = new Set(["authorization_pending", "slow_down", "acc
  */
 async function verifies(res: Response, credential: CredentialCount): Promise<boolean> {
   if (res.status < 400) return true;
-  if (res.status !== 400 || credential.limit !== "client" || credential.path !== "/oauth2/token") return false;
+  if (res.status !== 400 || credential.limit !== "client" || credential.path !== AUTH_PATHS.token) return false;
   return DEVICE_GRANT_ANSWERS.has((await oauthErrorOf(res)) as string);
 }
 
@@ -254,51 +179,38 @@ function tooManyRequests({ retryAfter }: LimitResult): Response {
   );
 }
 
-export interface AuthLimitOptions {
-  /** Where better-auth is mounted (BASE_PATH). */
-  basePath: string;
-  /** Key sign-in's service name: /sign-in/<name> and /sign-up/<name> are limited per key. */
-  keyServiceName: string;
-  /** better-auth's secret: a session cookie counts as a session only with a valid signature. */
-  secret: string;
-}
-
 /** better-auth's request handler with the limits applied; the handler itself when limits are off. */
-export function limitAuthHandler(handler: (req: Request) => Promise<Response>, limiters: Limiters | null, options: AuthLimitOptions) {
+export function limitAuthHandler(handler: EdgeHandler, limiters: Limiters | null, options: { keyServiceName: string }): EdgeHandler {
   if (!limiters) return handler;
   const keyRoutes = new Set([`/sign-in/${options.keyServiceName}`, `/sign-up/${options.keyServiceName}`]);
 
-  async function planOf(req: Request, address: string): Promise<Plan> {
-    const pathname = new URL(req.url).pathname;
-    const path = pathname.startsWith(options.basePath) ? pathname.slice(options.basePath.length).replace(/\/+$/, "") : pathname;
-    const cookieSession = signedSessionOf(req, options.secret);
-    const hasSession = Boolean(cookieSession ?? bearerOf(req));
-    const limit = limitOf(path, keyRoutes, hasSession);
+  function planOf(req: Request, edge: AuthRequest, address: string): Plan {
+    const limit = limitOf(edge, keyRoutes);
     if (!CREDENTIAL_LIMITS.has(limit)) return { before: [{ limit, key: address }] };
     // Key sign-in keeps a high ceiling per address besides its count per key; so does a session
     // presented as a bearer token, which is counted before better-auth checks it (a made-up one
-    // is no failure there). A cookie's signature is checked here, so a signed one needs none.
-    const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" && !cookieSession ? "sessionAddress" : null;
+    // is no failure there). A cookie's signature is checked at the edge, so a signed one needs none.
+    const ceiling = limit === "keySignIn" ? "keySignInAddress" : limit === "session" && !edge.sessionCookie ? "sessionAddress" : null;
     const before: Count[] = ceiling ? [{ limit: ceiling, key: address }] : [];
     // No credential at all: counted per address at the credential's budget.
-    const credential = (await credentialOf(req, limit as CredentialLimit, path, options.secret)) ?? { key: `ip:${address}`, named: false };
-    return { before, credential: { ...credential, limit: limit as CredentialLimit, path } };
+    const credential = credentialOf(edge, req, limit as CredentialLimit) ?? { key: `ip:${address}`, named: false };
+    return { before, credential: { ...credential, limit: limit as CredentialLimit, path: edge.path } };
   }
 
-  return async function limitedHandler(req: Request): Promise<Response> {
+  return async function limitedHandler(req, edge) {
     const address = req.headers.get(CLIENT_IP_HEADER) ?? "unknown";
-    const plan = await planOf(req, address);
+    const plan = planOf(req, edge, address);
     for (const { limit, key } of plan.before) {
       const counted = await limiters[limit].hit(key);
       if (!counted.allowed) return tooManyRequests(counted);
     }
     const { credential } = plan;
-    if (!credential) return handler(req);
+    if (!credential) return handler(req, edge);
     // An address that keeps failing to authenticate is refused before any work; then the credential's own budget.
     const [failures, budget] = await Promise.all([limiters.authFailures.check(address), limiters[credential.limit].check(credential.key)]);
     if (!failures.allowed) return tooManyRequests(failures);
     if (!budget.allowed) return tooManyRequests(budget);
-    const res = await handler(req);
+    const res = await handler(req, edge);
     await charge(limiters, res, credential, address);
     return res;
   };

@@ -16,3 +16,6 @@ export function clientAddress(forwardedFor: string | string[] | undefined, socke
   const chosen = entries.length >= hops ? entries[entries.length - hops] : undefined;
   return chosen && isIP(chosen) ? chosen : peer;
 }
+
+/** Name of the header our server fills with the peer address; better-auth's rate limiter keys on it. */
+export const CLIENT_IP_HEADER = "x-idp-client-ip";

@@ -1,5 +1,6 @@
+import { AUTH_ENDPOINTS, authEndpointOf, type OAuthRoute } from "./auth-endpoints.js";
 import type { OAuthErrorCode } from "./errors.js";
-import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./transport.js";
+import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./mount-paths.js";
 
 /**
  * Which error vocabulary each route speaks (the spec: RFC 9457 problem details outside OAuth
@@ -11,40 +12,16 @@ import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./transport.js";
  */
 export type ErrorFamily = "rfc6749" | "better-auth" | "problem" | "html";
 
-/**
- * An OAuth endpoint, with the RFC 6749 code for an answer better-auth's router gives before
- * the endpoint runs (malformed JSON, a wrong content type, its rate limiter) in its own
- * `{message, code}` shape: lib/respond.ts asOAuthError rewrites those with these codes.
- */
-export interface OAuthRoute {
-  /** 401: who failed to authenticate (RFC 6749 §5.2 the client; RFC 6750 §3.1 the token). */
-  unauthorized: OAuthErrorCode;
-  /** 429: RFC 8628 §3.5's "poll less often". */
-  tooManyRequests: OAuthErrorCode;
-  /** Any other 4xx. */
-  otherwise: OAuthErrorCode;
-}
+export type { OAuthRoute };
 
-const CLIENT_ENDPOINT: OAuthRoute = { unauthorized: "invalid_client", tooManyRequests: "slow_down", otherwise: "invalid_request" };
-
+/** The OAuth endpoints by public path (the rows of lib/auth-endpoints.ts that have RFC 6749 codes). */
 export const OAUTH_ROUTES: ReadonlyMap<string, OAuthRoute> = new Map(
-  Object.entries<OAuthRoute>({
-    "/oauth2/token": CLIENT_ENDPOINT,
-    "/oauth2/introspect": CLIENT_ENDPOINT, // RFC 7662 §2.3
-    "/oauth2/revoke": CLIENT_ENDPOINT, // RFC 7009 §2.2.1
-    "/oauth2/register": { ...CLIENT_ENDPOINT, otherwise: "invalid_client_metadata" }, // RFC 7591 §3.2.2
-    "/oauth2/userinfo": { ...CLIENT_ENDPOINT, unauthorized: "invalid_token" }, // OIDC Core §5.3.3, RFC 6750 §3.1
-    "/device/code": CLIENT_ENDPOINT, // RFC 8628 §3.2
-  }).map(([path, route]) => [BASE_PATH + path, route]),
+  [...AUTH_ENDPOINTS].flatMap(([path, endpoint]) => (endpoint.oauth ? [[BASE_PATH + path, endpoint.oauth] as const] : [])),
 );
-
-/** RFC 7592 §2: the client configuration endpoint, `/oauth2/register/<client_id>`, authenticated by a bearer token. */
-const CLIENT_CONFIGURATION_PREFIX = `${BASE_PATH}/oauth2/register/`;
-const CLIENT_CONFIGURATION: OAuthRoute = { unauthorized: "invalid_token", tooManyRequests: "slow_down", otherwise: "invalid_client_metadata" };
 
 /** The OAuth endpoint at this path, if it is one. */
 export function oauthRouteOf(path: string): OAuthRoute | undefined {
-  return OAUTH_ROUTES.get(path) ?? (path.startsWith(CLIENT_CONFIGURATION_PREFIX) ? CLIENT_CONFIGURATION : undefined);
+  return path.startsWith(`${BASE_PATH}/`) ? authEndpointOf(path.slice(BASE_PATH.length)).oauth : undefined;
 }
 
 /** The error family of a request path. */

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Metrics } from "./metrics.js";
 import type { Limiters } from "./rate-limit.js";
 import { STRICT_TRANSPORT_SECURITY } from "./strict-transport.js";
-import { CLIENT_IP_HEADER } from "./transport.js";
+import { CLIENT_IP_HEADER } from "./client-address.js";
 import { hasNulInForm } from "./validate.js";
 import { hasNulInBasic } from "./request-body.js";
 

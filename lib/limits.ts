@@ -1,8 +1,9 @@
 /**
  * Every rate limit of the service, in one table: what it counts, what it is keyed by, its
  * default budget and window, and the setting that overrides the budget. lib/env.ts reads the
- * settings from here, lib/rate-limit.ts builds one counter per row, lib/auth-limits.ts maps
- * better-auth's routes onto the rows, and app.ts hands the rest to our own routes. The limits
+ * settings from here, lib/rate-limit.ts builds one counter per row, lib/auth-endpoints.ts maps
+ * better-auth's routes onto the rows (lib/auth-limits.ts applies them), and app.ts hands the
+ * rest to our own routes. The limits
  * table in docs/limits.md lists the same rows (tests/meta/limits-table.test.ts checks it).
  *
  * Keys:

@@ -1,7 +1,7 @@
 import { openAPI } from "better-auth/plugins";
 import type { Auth } from "../auth.config.js";
 import { OAUTH_ROUTES } from "../lib/error-families.js";
-import { BASE_PATH } from "../lib/transport.js";
+import { BASE_PATH } from "../lib/mount-paths.js";
 import { oauthErrorResponses, SESSION, type Operation, type Paths, type Schema } from "./components.js";
 
 /**

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { problem, problems } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
-import { CLIENT_IP_HEADER } from "../lib/transport.js";
+import { CLIENT_IP_HEADER } from "../lib/client-address.js";
 import * as agentStore from "../plugins/agents/store.js";
 import { recordAuditEvent } from "../plugins/audit/store.js";
 import { PROBLEM_CODES } from "../lib/problem-codes.js";

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { problems } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
-import { CLIENT_IP_HEADER } from "../lib/transport.js";
+import { CLIENT_IP_HEADER } from "../lib/client-address.js";
 import { recordAuditEvent } from "../plugins/audit/store.js";
 import { listAuthorizedApps, revokeAuthorizedApp } from "../plugins/oauth-store/grants.js";
 import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";

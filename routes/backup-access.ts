@@ -7,7 +7,7 @@ import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../lib/bitcoin-a
 import { problem, ProblemError, problems } from "../lib/errors.js";
 import type { Limiter } from "../lib/rate-limit.js";
 import { problemResponse } from "../lib/respond.js";
-import { CLIENT_IP_HEADER } from "../lib/transport.js";
+import { CLIENT_IP_HEADER } from "../lib/client-address.js";
 import { check, readJson } from "../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../lib/problem-codes.js";
 import type { BackupScope } from "../plugins/backup/index.js";

@@ -6,8 +6,9 @@ import type { Database } from "../lib/db.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
-import { BASE_PATH } from "../lib/transport.js";
+import { BASE_PATH } from "../lib/mount-paths.js";
 import { accessTokenClaims } from "../auth.config.js";
+import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
@@ -24,10 +25,10 @@ export interface FastLaneDeps {
 }
 
 export function fastLaneRoutes({ auth, app, config, database, jwks }: FastLaneDeps): LaneRoute[] {
-  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}/get-session` }), introspectionLaneRoute({
+  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}` }), introspectionLaneRoute({
     store: oauthTokenStore(database.db),
     issuer: config.authUrl,
-    path: `${BASE_PATH}/oauth2/introspect`,
+    path: `${BASE_PATH}${AUTH_PATHS.introspect}`,
     claims: accessTokenClaims,
   })];
 }

@@ -1,7 +1,8 @@
 import { Hono, type Context } from "hono";
 import { DEPRECATION_NOTICE_PATH, type DeprecatedRoute } from "../lib/deprecations.js";
-import { BASE_PATH } from "../lib/transport.js";
+import { BASE_PATH } from "../lib/mount-paths.js";
 import type { RouteDeps, RouteEnv } from "./middleware.js";
+import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 
 /**
  * GET /llms.txt: the agent orientation document (spec, Versioning 3: where breaking changes
@@ -54,10 +55,10 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     "- Errors: OAuth endpoints answer RFC 6749 objects {error, error_description}; our /api routes answer RFC 9457 application/problem+json with a `code`; the rest of /api/auth answers {message, code}.",
     "",
     "## Register a client (no account needed; the same host is the sandbox)",
-    `POST ${at("registration_endpoint", `${api}/oauth2/register`)} with JSON, RFC 7591:`,
+    `POST ${at("registration_endpoint", `${api}${AUTH_PATHS.register}`)} with JSON, RFC 7591:`,
     '  {"client_name": "My agent", "redirect_uris": ["http://127.0.0.1:8765/callback"], "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]}',
     "Public clients (token_endpoint_auth_method none) get no secret and must use PKCE with S256. Redirect URIs are https, or http on loopback; matched exactly.",
-    `Then: authorization code + PKCE at ${at("authorization_endpoint", `${api}/oauth2/authorize`)}, tokens at ${at("token_endpoint", `${api}/oauth2/token`)}.`,
+    `Then: authorization code + PKCE at ${at("authorization_endpoint", `${api}/oauth2/authorize`)}, tokens at ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)}.`,
     "A client registered with member_pubkey must send X-Auth-Token (a Bitcoin-Auth token by that key over the token path and the exact form body) on every token request.",
     "",
     "## Sign in with a key (Bitcoin-Auth)",
@@ -73,9 +74,9 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     deps.agentDynamicHosts ? "Hosts nobody enrolled may register themselves with an inline key here (autonomous mode)." : "Hosts must be enrolled by a person first: this server does not accept self-registered hosts.",
     "",
     "## Device grant (RFC 8628), for agents without a browser",
-    `1. POST ${at("device_authorization_endpoint", `${api}/device/code`)} (form: client_id, scope) answers device_code, user_code, verification_uri, interval.`,
+    `1. POST ${at("device_authorization_endpoint", `${api}${AUTH_PATHS.deviceCode}`)} (form: client_id, scope) answers device_code, user_code, verification_uri, interval.`,
     "2. Show the person the user code and verification_uri; they approve there.",
-    `3. Poll ${at("token_endpoint", `${api}/oauth2/token`)} with grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code and client_id no faster than interval: authorization_pending, slow_down (wait longer), access_denied or expired_token until the tokens come. The client must be registered with that grant type.`,
+    `3. Poll ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)} with grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code and client_id no faster than interval: authorization_pending, slow_down (wait longer), access_denied or expired_token until the tokens come. The client must be registered with that grant type.`,
     "",
     "## Breaking changes",
     `They are announced here, in this document (${deps.issuer}${DEPRECATION_NOTICE_PATH}), and on the answers of the routes concerned: a Deprecation header (RFC 9745, @<unix seconds>), a Sunset header (RFC 8594, the removal date) and Link: <${deps.issuer}${DEPRECATION_NOTICE_PATH}>; rel="deprecation". OAuth/OIDC protocol paths are stable and never move under /v1/. Certificate type IDs and field names never change; a change needs a new type ID.`,

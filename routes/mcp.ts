@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { OAuthError } from "../lib/errors.js";
 import type { ResourceTokenVerifier } from "../lib/resource-token.js";
 import { oauthErrorResponse } from "../lib/respond.js";
-import { MCP_PATH } from "../lib/transport.js";
+import { MCP_PATH } from "../lib/mount-paths.js";
 import { bearerTokenOf } from "./access-token.js";
 import { mcpServer } from "./mcp-tools.js";
 import type { RouteDeps, RouteEnv } from "./middleware.js";

@@ -3,6 +3,7 @@ import { createAuthMiddleware, getSessionFromCtx, isAPIError } from "better-auth
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
 import { isJsonObject } from "../../lib/json.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "./error-codes.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * The default account surface's response shapes, as the spec writes them, where
@@ -28,7 +29,7 @@ export function accountResponses() {
           // (GET then never writes, and the client POSTs to refresh), and answers it 405 otherwise.
           // We do not defer: a POST reads, and refreshes, the session exactly as a GET does. Only
           // the endpoint sees GET; the router already ran its POST checks (Origin, CSRF).
-          matcher: (ctx) => ctx.method === "POST" && ctx.path === "/get-session",
+          matcher: (ctx) => ctx.method === "POST" && ctx.path === AUTH_PATHS.getSession,
           handler: createAuthMiddleware(async () => ({ context: { method: "GET" } })),
         },
       ],

@@ -2,7 +2,7 @@ import { AGENT_AUTH_ERROR_CODES, agentError } from "@better-auth/agent-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { decodeJwt } from "jose";
 import type { ReplayCache } from "../../lib/bitcoin-auth.js";
-import { AGENT_OPTIONAL_AUTH_PATHS } from "../../lib/transport.js";
+import { AGENT_OPTIONAL_AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * Host JWTs are single use. Agent Auth Protocol §4.6 and §8.4: every JWT MUST carry a `jti`

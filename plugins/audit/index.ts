@@ -3,10 +3,11 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import type { Kysely } from "kysely";
 import type { Logger } from "../../lib/logger.js";
-import { CLIENT_IP_HEADER } from "../../lib/transport.js";
+import { CLIENT_IP_HEADER } from "../../lib/client-address.js";
 import { hookOn, type Hook } from "../hooks.js";
 import { auditSchema } from "./schema.js";
 import { recordAuditEvent, type AuditEntry } from "./store.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 export interface AuditOptions {
   db: Kysely<any>;
@@ -85,7 +86,7 @@ export function audit(options: AuditOptions) {
    */
   const refreshRows = new WeakMap<object, Record<string, any>>();
   const watchRefreshTokenRead: Hook = hookOn(
-    "/oauth2/token",
+    AUTH_PATHS.token,
     createAuthMiddleware(async (ctx) => {
       const body = bodyOf(ctx);
       const token = body.grant_type === "refresh_token" ? str(body.refresh_token, 4096) : undefined;
@@ -103,7 +104,7 @@ export function audit(options: AuditOptions) {
     }),
   );
   const recordReuse: Hook = hookOn(
-    "/oauth2/token",
+    AUTH_PATHS.token,
     createAuthMiddleware(async (ctx) => {
       const row = refreshRows.get(ctx.context);
       if (!row?.revoked || errorCode(ctx.context.returned) !== "invalid_grant") return;
@@ -115,7 +116,7 @@ export function audit(options: AuditOptions) {
   );
 
   const registered: Hook = hookOn(
-    "/oauth2/register",
+    AUTH_PATHS.register,
     createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned as Record<string, unknown> | undefined;
       if (!returned || isAPIError(returned) || returned instanceof Response) return;
@@ -128,7 +129,7 @@ export function audit(options: AuditOptions) {
 
   // RFC 7592 §2.2 and §2.3 (plugins/registration-management).
   const managed: Hook = {
-    matcher: (ctx) => ctx.path === "/oauth2/register/:clientId",
+    matcher: (ctx) => ctx.path === `${AUTH_PATHS.register}/:clientId`,
     handler: createAuthMiddleware(async (ctx) => {
       const method = ctx.request?.method ?? (ctx as { method?: string }).method;
       if ((method !== "PUT" && method !== "DELETE") || isAPIError(ctx.context.returned)) return;

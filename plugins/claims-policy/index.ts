@@ -4,6 +4,7 @@ import { hookOn } from "../hooks.js";
 import { isJsonObject } from "../../lib/json.js";
 import { releasableClaims } from "../bap-identity/claims.js";
 import { verifyAccessToken } from "../oauth-bearer/index.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 // RFC 6750 §2.1 (Bearer) and RFC 9449 §7.1 (DPoP): the scheme, then the token.
 const ACCESS_TOKEN = /^(?:Bearer|DPoP) +(\S+) *$/i;
@@ -41,13 +42,13 @@ const noClaimsParameter = hookOn(
 );
 
 const userinfoWithinScopes = hookOn(
-  "/oauth2/userinfo",
+  AUTH_PATHS.userinfo,
   createAuthMiddleware(async (ctx) => {
     const returned = ctx.context.returned;
     if (!isJsonObject(returned)) return;
     const token = userInfoToken(ctx);
     // Fail closed: a token that no longer checks out releases no scoped claim.
-    const bearer = token ? await verifyAccessToken(ctx as never, token, `${ctx.context.baseURL}/oauth2/userinfo`) : null;
+    const bearer = token ? await verifyAccessToken(ctx as never, token, `${ctx.context.baseURL}${AUTH_PATHS.userinfo}`) : null;
     return ctx.json(releasableClaims(returned, bearer?.scopes ?? []));
   }),
 );

@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { deviceDecision } from "./decision.js";
 import { formatUserCode, USER_CODE_LENGTH } from "./user-code.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 export interface DeviceGrantOptions {
   /** Where people enter the code: our /device page (verification_uri). */
@@ -47,7 +48,7 @@ export function deviceGrant(options: DeviceGrantOptions) {
     hooks: {
       after: [
         {
-          matcher: (ctx) => ctx.path === "/device/code",
+          matcher: (ctx) => ctx.path === AUTH_PATHS.deviceCode,
           handler: createAuthMiddleware(async (ctx) => {
             const returned = ctx.context.returned as Record<string, unknown> | undefined;
             if (!returned || returned instanceof Response || typeof returned.user_code !== "string") return;

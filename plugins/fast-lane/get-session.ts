@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AuthContext } from "better-auth";
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
 import { sessionLimitKey } from "../../lib/auth-limits.js";
+import { verifiedCookieToken } from "../../lib/auth-request.js";
 import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { withCurrentTier } from "../subscriptions/index.js";
 
@@ -11,7 +11,7 @@ import { withCurrentTier } from "../subscriptions/index.js";
  * deployment has it) and shaped with its own `parseSessionOutput` / `parseUserOutput`, then the
  * subscriptions plugin's current tier, as its after-hook does; what better-auth's endpoint does
  * around that (router, hooks, cookie parsing) is skipped. Only the quiet case is answered here:
- *   - exactly one session cookie, signed with our secret (HMAC-SHA-256, as better-call signs it),
+ *   - exactly one session cookie, signed with our secret (lib/auth-request.ts verifiedCookieToken),
  *     and no cookie-cache or don't-remember-me cookie (better-auth would clear or honour them);
  *   - a session that exists, has not expired and is not due for its sliding refresh
  *     (`updateAge`: better-auth then extends it and sets the cookie again).
@@ -47,24 +47,6 @@ function cookiesOf(header: string): Map<string, string[]> {
   return out;
 }
 
-/** The token of a signed cookie value (`<token>.<base64 HMAC-SHA-256>`), or null. */
-function verifiedToken(value: string, secret: string): string | null {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(value);
-  } catch {
-    return null;
-  }
-  const dot = decoded.lastIndexOf(".");
-  if (dot < 1) return null;
-  const token = decoded.slice(0, dot);
-  const signature = decoded.slice(dot + 1);
-  if (signature.length !== 44 || !signature.endsWith("=")) return null;
-  const given = Buffer.from(signature, "base64");
-  const expected = createHmac("sha256", secret).update(token).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
-}
-
 export function getSessionLaneRoute({ context, path }: FastSessionOptions): LaneRoute {
   /** The verified token of each request, found once for the limit and the answer. */
   const tokens = new WeakMap<LaneRequest, string | null>();
@@ -82,7 +64,7 @@ export function getSessionLaneRoute({ context, path }: FastSessionOptions): Lane
       const cookies = cookiesOf(header);
       const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
       const values = cookies.get(sessionToken.name);
-      if (values?.length === 1 && !cookies.has(sessionData.name) && !cookies.has(dontRememberToken.name)) token = verifiedToken(values[0]!, ctx.secret);
+      if (values?.length === 1 && !cookies.has(sessionData.name) && !cookies.has(dontRememberToken.name)) token = verifiedCookieToken(values[0]!, ctx.secret) ?? null;
     }
     tokens.set(req, token);
     return token;

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { OAuthTokenStore } from "../oauth-store/introspection.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { basicCredentialsOf, type EdgeHandler } from "../../lib/auth-request.js";
 import type { LaneRoute } from "../../lib/fast-lane.js";
-import { rawFormOf } from "../../lib/validate.js";
 
 /**
  * RFC 7662 introspection of an opaque access token by the client it was issued to, answered
@@ -40,13 +41,10 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest("bas
 const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
 
 /** Basic credentials of unreserved characters only, else null (the generic path decodes the rest). */
-function plainBasic(header: string | null): { id: string; secret: string } | null {
-  if (!header || !/^Basic +/i.test(header)) return null;
-  const decoded = Buffer.from(header.slice(header.indexOf(" ") + 1).trim(), "base64").toString("utf8");
-  const colon = decoded.indexOf(":");
-  if (colon < 1) return null;
-  const id = decoded.slice(0, colon);
-  const secret = decoded.slice(colon + 1);
+function plainBasic(header: string | null | undefined): { id: string; secret: string } | null {
+  const basic = basicCredentialsOf(header);
+  if (!basic || basic.rawSecret === undefined) return null;
+  const { rawId: id, rawSecret: secret } = basic;
   return PLAIN.test(id) && PLAIN.test(secret) ? { id, secret } : null;
 }
 
@@ -72,7 +70,7 @@ function secretMatches(stored: string | null, given: string): boolean {
 /** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer. */
 export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntrospectionOptions, "path">) {
   return async function answer(authorization: string | null | undefined, form: string): Promise<string | null> {
-    const credentials = plainBasic(authorization ?? null);
+    const credentials = plainBasic(authorization);
     const token = credentials ? tokenOf(form) : null;
     if (!credentials || !token) return null;
     const found = await store.findClientAndToken(credentials.id, sha256(token));
@@ -105,17 +103,16 @@ export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntros
 
 /** The client a request's plain Basic credentials name (the `client` limit's key), or null. */
 export function plainBasicClientId(authorization: string | null | undefined): string | null {
-  return plainBasic(authorization ?? null)?.id ?? null;
+  return plainBasic(authorization)?.id ?? null;
 }
 
 /** better-auth's handler with the common case answered in front of it (for requests that reach the app). */
-export function withFastIntrospection(next: (req: Request) => Promise<Response>, options: FastIntrospectionOptions) {
+export function withFastIntrospection(next: EdgeHandler, options: Omit<FastIntrospectionOptions, "path">): EdgeHandler {
   const answer = introspectionAnswerer(options);
-  return async function fastIntrospectionHandler(req: Request): Promise<Response> {
-    if (req.method !== "POST" || new URL(req.url).pathname !== options.path) return next(req);
-    const form = rawFormOf(req);
-    const body = form === undefined ? null : await answer(req.headers.get("authorization"), form);
-    return body === null ? next(req) : new Response(body, { status: 200, headers: NO_STORE });
+  return async function fastIntrospectionHandler(req, edge) {
+    if (req.method !== "POST" || edge.path !== AUTH_PATHS.introspect || !edge.form) return next(req, edge);
+    const body = await answer(req.headers.get("authorization"), edge.form.raw);
+    return body === null ? next(req, edge) : new Response(body, { status: 200, headers: NO_STORE });
   };
 }
 

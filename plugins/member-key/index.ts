@@ -3,13 +3,15 @@ import { createAuthMiddleware } from "better-auth/api";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
 import { OAuthError } from "../../lib/errors.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
-import { rawFormOf } from "../../lib/validate.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { authRequestOf } from "../../lib/auth-request.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
 import { namedClientIds, repeatedParameter } from "./named-clients.js";
 import { memberKeySchema } from "./schema.js";
 
 export interface MemberKeyOptions {
   bitcoinAuth: BitcoinAuthPolicy;
-  /** Public path of the token endpoint, as clients sign it. @default "/api/auth/oauth2/token" */
+  /** Public path of the token endpoint, as clients sign it. @default BASE_PATH + AUTH_PATHS.token */
   tokenPath?: string;
   /** Largest token request body read, in bytes. @default 16384 */
   maxBodyBytes?: number;
@@ -30,7 +32,7 @@ const CLIENT_CACHE_MS = 30_000;
  * end up authenticating.
  */
 export function memberKey(options: MemberKeyOptions) {
-  const tokenPath = options.tokenPath ?? "/api/auth/oauth2/token";
+  const tokenPath = options.tokenPath ?? `${BASE_PATH}${AUTH_PATHS.token}`;
   const maxBody = options.maxBodyBytes ?? 16_384;
   const memberKeys = new Map<string, { key: string | null; until: number }>();
 
@@ -51,16 +53,17 @@ export function memberKey(options: MemberKeyOptions) {
     hooks: {
       before: [
         {
-          matcher: (ctx) => ctx.path === "/oauth2/token",
+          matcher: (ctx) => ctx.path === AUTH_PATHS.token,
           handler: createAuthMiddleware(async (ctx) => {
             const request = ctx.request;
             // Only HTTP requests reach here with a body to sign; a server-side call has no client to authenticate.
             if (!request) return;
-            // The endpoint takes only application/x-www-form-urlencoded (RFC 6749 §4.1.3), whose
-            // raw text better-call kept for exactly this re-read (patches/better-call+1.4.5.patch).
-            const raw = rawFormOf(request) ?? (await request.clone().text());
+            // The endpoint takes only application/x-www-form-urlencoded (RFC 6749 §4.1.3): the form
+            // as the edge read it once (lib/auth-request.ts), else the body's text.
+            const read = authRequestOf(request)?.form;
+            const raw = read?.raw ?? (await request.clone().text());
             if (raw.length > maxBody) return oauthErrorResponse(new OAuthError("invalid_request", "request body too large", { status: 413 }));
-            const form = new URLSearchParams(raw);
+            const form = read?.params ?? new URLSearchParams(raw);
             // RFC 6749 §3.2: parameters MUST NOT be included more than once. An empty first
             // client_id followed by a real one read as two different clients to two readers.
             const repeated = repeatedParameter(form);

@@ -1,3 +1,5 @@
+import { basicCredentialsOf } from "../../lib/auth-request.js";
+
 /**
  * Every client a token request names, wherever oauth-provider might take it from: each
  * non-empty form `client_id` (it drops empty ones), the client id of HTTP Basic credentials
@@ -11,13 +13,10 @@ export function namedClientIds(form: URLSearchParams, authorization: string | nu
     if (typeof value === "string" && value.length > 0 && value.length <= 255) ids.add(value);
   };
   for (const value of form.getAll("client_id")) add(value);
-  const basic = authorization?.match(/^basic\s+(.*)$/i);
+  const basic = basicCredentialsOf(authorization, true);
   if (basic) {
-    const decoded = Buffer.from(basic[1]!.trim(), "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    const rawId = colon === -1 ? decoded : decoded.slice(0, colon);
-    add(rawId);
-    add(new URLSearchParams(`v=${rawId}`).get("v"));
+    add(basic.rawId);
+    add(new URLSearchParams(`v=${basic.rawId}`).get("v"));
   }
   for (const assertion of form.getAll("client_assertion")) {
     const claims = jwtClaims(assertion);

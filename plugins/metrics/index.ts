@@ -2,6 +2,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { GRANT_TYPES, type Metrics } from "../../lib/metrics.js";
 import type { Hook } from "../hooks.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
@@ -18,7 +19,7 @@ export interface MetricsPluginOptions {
 export function metrics({ metrics, keySignInPath }: MetricsPluginOptions) {
   const grants = new Set<string>(GRANT_TYPES);
   const tokens: Hook = {
-    matcher: (ctx) => ctx.path === "/oauth2/token",
+    matcher: (ctx) => ctx.path === AUTH_PATHS.token,
     handler: createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned;
       if (isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;

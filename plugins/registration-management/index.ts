@@ -8,6 +8,7 @@ import { hookOn } from "../hooks.js";
 import { namedClientIds } from "../member-key/named-clients.js";
 import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
 import { checkRegistrationToken, clientUseRecorder, newRegistrationToken, saveRegistrationToken } from "./store.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * RFC 7592 (dynamic client registration management): every registration answers a
@@ -34,7 +35,7 @@ export const registrationManagementSchema = {
   },
 } satisfies BetterAuthPluginDBSchema;
 
-export const REGISTRATION_PATH = "/oauth2/register";
+export const REGISTRATION_PATH = AUTH_PATHS.register;
 
 const invalidToken = (description: string): never => {
   throw new APIError("UNAUTHORIZED", { error: "invalid_token", error_description: description }, { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${description}"` });
@@ -97,7 +98,7 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
    */
   const recordClientUse = clientUseRecorder(db);
   const recordUse = hookOn(
-    "/oauth2/token",
+    AUTH_PATHS.token,
     createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned;
       if (!returned || isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;
@@ -118,7 +119,7 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
    * client before it issues anything).
    */
   const answerUnknownPublicClient = hookOn(
-    "/oauth2/token",
+    AUTH_PATHS.token,
     createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned;
       if (!isAPIError(returned) || (returned.body as { error?: unknown } | undefined)?.error === "invalid_client") return;

@@ -3,6 +3,7 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import { isCompressedPubkey } from "../../lib/bitcoin-auth.js";
 import type { OAuthErrorCode } from "../../lib/errors.js";
 import { displayNameProblem, isLoopbackHttp, isPublicHttpsUrl } from "../../lib/user-facing.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
 
@@ -84,7 +85,7 @@ function checkDisplayed(body: Record<string, unknown>, development: boolean) {
 
 /** The routes that write a client's metadata, and where each carries it. */
 const CLIENT_WRITES: Record<string, (body: Record<string, unknown>) => unknown> = {
-  "/oauth2/register": (body) => body,
+  [AUTH_PATHS.register]: (body) => body,
   "/oauth2/create-client": (body) => body,
   "/oauth2/update-client": (body) => body.update,
 };
@@ -118,7 +119,7 @@ export function checkClientMetadata(metadata: unknown, development: boolean) {
  *   bidirectional control characters (RFC 7591 §2 leaves these to the server's policy).
  */
 export function registrationPolicy(options: { development: boolean }) {
-  const isRegistration = (ctx: { path?: string }) => ctx.path === "/oauth2/register";
+  const isRegistration = (ctx: { path?: string }) => ctx.path === AUTH_PATHS.register;
   return {
     id: "registration-policy",
     hooks: {

@@ -2,6 +2,7 @@ import { getOAuthProviderApi } from "@better-auth/oauth-provider";
 import { createAuthMiddleware } from "better-auth/api";
 import { isJsonObject, parseJsonOrNull } from "../../lib/json.js";
 import { hookOn, type Hook } from "../hooks.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
 type ProviderOptions = Parameters<typeof getOAuthProviderApi>[1];
@@ -56,7 +57,7 @@ export function grantWithoutResources() {
   /** Token requests, by their request context, that name a resource for a grant authorized for none. */
   const widening = new WeakSet<object>();
   const hook: Hook = hookOn(
-    "/oauth2/token",
+    AUTH_PATHS.token,
     createAuthMiddleware(async (ctx) => {
       const body = isJsonObject(ctx.body) ? ctx.body : null;
       if (!body || !resourceList(body.resource)) return;

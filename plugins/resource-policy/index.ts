@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { grantWithoutResources } from "./grant.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 type ResourcePolicy = NonNullable<OAuthOptions["resourcePolicy"]>;
 type ResourceRow = NonNullable<Awaited<ReturnType<ResourcePolicy["resolve"]>>>;
@@ -58,13 +59,13 @@ export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResou
   const unscoped = grantWithoutResources();
   const policy: ResourcePolicy = {
     async resolve(ctx, { identifier, clientId, resources, row }) {
-      if (ctx.path === "/oauth2/token" && unscoped.widens(ctx)) {
+      if (ctx.path === AUTH_PATHS.token && unscoped.widens(ctx)) {
         refuse(`this grant was authorized for no resource, so none can be named at the token endpoint (the person never consented to ${identifier}); authorize again with it`);
       }
       const canonical = canonicalResource(identifier);
       if (!canonical) refuse(`resource ${identifier} is not an absolute URI without a fragment or user information`);
       if (canonical !== identifier) refuse(`resource ${identifier} must be written canonically: ${canonical}`);
-      if (ctx.path === "/oauth2/token" && resources.length > 1) {
+      if (ctx.path === AUTH_PATHS.token && resources.length > 1) {
         refuse("name one resource per token request (RFC 8707 §2.2): each access token is for one resource");
       }
       if (own.has(identifier)) return row;

@@ -1,6 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { hookOn } from "../hooks.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * OIDC RP-Initiated Logout 1.0 §3.1: a client registers `post_logout_redirect_uris` to
@@ -13,7 +14,7 @@ import { hookOn } from "../hooks.js";
  * exactly registered URI.
  */
 const endSessionForLogoutUris = hookOn(
-  "/oauth2/register",
+  AUTH_PATHS.register,
   createAuthMiddleware(async (ctx) => {
     const returned = ctx.context.returned as Record<string, unknown> | undefined;
     if (!returned || typeof returned !== "object" || isAPIError(returned) || returned instanceof Response) return;

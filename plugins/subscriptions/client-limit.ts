@@ -2,9 +2,10 @@ import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/a
 import { SUBSCRIPTION_ERROR_CODES as CODES } from "./error-codes.js";
 import type { TierService } from "./ownership.js";
 import { TIERS } from "./tiers.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /** The routes that create a client a user owns (RFC 7591 registration with a session, and create-client). */
-const CLIENT_CREATES = new Set(["/oauth2/register", "/oauth2/create-client"]);
+const CLIENT_CREATES = new Set([AUTH_PATHS.register, "/oauth2/create-client"]);
 
 type HookContext = Parameters<Parameters<typeof createAuthMiddleware>[0]>[0];
 
@@ -46,7 +47,7 @@ export function clientLimitHook(tiers: TierService) {
       if (owned < tier.maxOAuthClients) return;
       const message = `The ${tier.name} tier allows ${tier.maxOAuthClients} OAuth client${tier.maxOAuthClients === 1 ? "" : "s"} and you own ${owned}. Delete one or upgrade your subscription.`;
       // RFC 7591 §3.2.2 errors on the registration endpoint; better-auth's {code, message} on create-client.
-      if (ctx.path === "/oauth2/register") throw new APIError("FORBIDDEN", { error: "access_denied", error_description: message, code: CODES.CLIENT_LIMIT_REACHED.code, tier: tier.id, limit: tier.maxOAuthClients });
+      if (ctx.path === AUTH_PATHS.register) throw new APIError("FORBIDDEN", { error: "access_denied", error_description: message, code: CODES.CLIENT_LIMIT_REACHED.code, tier: tier.id, limit: tier.maxOAuthClients });
       throw new APIError("FORBIDDEN", { code: CODES.CLIENT_LIMIT_REACHED.code, message, tier: tier.id, limit: tier.maxOAuthClients });
     }),
   };

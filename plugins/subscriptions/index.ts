@@ -8,6 +8,7 @@ import { SUBSCRIPTION_ERROR_CODES } from "./error-codes.js";
 import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * The session object answers the user's current tier, even when it changed after sign-in: a
@@ -21,7 +22,7 @@ export function withCurrentTier(returned: unknown): Record<string, unknown> | nu
 }
 
 const sessionShowsCurrentTier = hookOn(
-  "/get-session",
+  AUTH_PATHS.getSession,
   createAuthMiddleware(async (ctx) => {
     const current = withCurrentTier(ctx.context.returned);
     if (current) return ctx.json(current);

@@ -1,6 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { hookOn } from "../hooks.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 /**
  * RFC 7009 §2.2: the revocation endpoint answers 200 whether or not the token existed, so
@@ -8,7 +9,7 @@ import { hookOn } from "../hooks.js";
  * helper returned (nothing, `null`, ...), which told a caller which path its token took.
  */
 const emptyRevocationBody = hookOn(
-  "/oauth2/revoke",
+  AUTH_PATHS.revoke,
   createAuthMiddleware(async (ctx) => {
     const returned = ctx.context.returned;
     if (isAPIError(returned) || returned instanceof Response) return;

@@ -4,7 +4,7 @@ import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
 import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
 import type { SessionWithUser } from "../session.js";
-import { BASE_PATH, MCP_PATH } from "../../lib/transport.js";
+import { BASE_PATH, MCP_PATH } from "../../lib/mount-paths.js";
 import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent-page.js";
 import { ErrorPage } from "./error-page.js";
 import { errorWords } from "./error-words.js";
@@ -12,6 +12,7 @@ import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay
 import { signedOAuthQuery, verifySignedOAuthQuery } from "./oauth-query.js";
 import { ownPagesOnly, withSession, type PageContext, type PageDeps, type PageEnv } from "./page-env.js";
 import { html, redirectWith } from "./render.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 
 async function showConsent(c: PageContext) {
   const { auth, db } = c.var.page;
@@ -38,7 +39,7 @@ function resourcesShown(authUrl: string, resources: string[]): ResourceShown[] {
   const ours = new Map([
     [`${authUrl}${MCP_PATH}`, "This service's MCP server (your identities, backup status and apps)"],
     // A client that wants a resource and userinfo names both (plugins/resource-policy/userinfo-audience.ts).
-    [`${authUrl}${BASE_PATH}/oauth2/userinfo`, "This service's account details, as allowed above (userinfo)"],
+    [`${authUrl}${BASE_PATH}${AUTH_PATHS.userinfo}`, "This service's account details, as allowed above (userinfo)"],
   ]);
   return [...new Set(resources)].flatMap((resource) => {
     const url = URL.parse(resource);

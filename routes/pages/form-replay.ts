@@ -1,4 +1,5 @@
-import { BASE_PATH, CLIENT_IP_HEADER } from "../../lib/transport.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
+import { CLIENT_IP_HEADER } from "../../lib/client-address.js";
 import type { PageContext } from "./page-env.js";
 
 /**

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { BASE_PATH } from "../../lib/transport.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
 import { callAuth, nextLocation, readForm, upstreamMessage } from "./form-replay.js";
 import { keySignInOptions } from "./key-sign-in-page.js";
 import { signedOAuthQuery } from "./oauth-query.js";

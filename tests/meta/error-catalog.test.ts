@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorFamilyOf, OAUTH_ROUTES, oauthCodeFor } from "../../lib/error-families.js";
 import { isOAuthErrorCode, OAUTH_ERROR_CODES } from "../../lib/errors.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
-import { BASE_PATH } from "../../lib/transport.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
 import { ACCOUNT_EMAIL_ERROR_CODES } from "../../plugins/account-email/error-codes.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "../../plugins/account-responses/error-codes.js";
 import { AGENT_ERROR_CODES } from "../../plugins/agents/error-codes.js";

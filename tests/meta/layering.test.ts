@@ -105,3 +105,26 @@ describe("naming", () => {
     expect(misnamed).toEqual([]);
   });
 });
+
+describe("one table of endpoints", () => {
+  // better-auth's endpoint paths are spelled once, in lib/auth-endpoints.ts (AUTH_PATHS); a
+  // second spelling is a second table that can drift from the first.
+  const spelled = /["'`]\/(?:oauth2\/(?:token|introspect|revoke|userinfo|register)|get-session|device\/code)(?=["'`/])|\/(?:oauth2\/(?:token|introspect|revoke|userinfo|register)|get-session|device\/code)`/g;
+
+  it("finds a spelling where there is one (a sanity check of the pattern)", () => {
+    expect('ctx.path === "/oauth2/token"'.match(spelled)).toHaveLength(1);
+    expect("`${base}/oauth2/userinfo`".match(spelled)).toHaveLength(1);
+    expect('"/oauth2/register/:clientId"'.match(spelled)).toHaveLength(1);
+    expect("`${AUTH_PATHS.register}/:clientId`".match(spelled)).toBeNull();
+  });
+
+  it("no module but lib/auth-endpoints.ts spells an endpoint path in code", () => {
+    const found: string[] = [];
+    for (const file of importGraph().keys()) {
+      if (file === "lib/auth-endpoints.ts" || file.startsWith("scripts/")) continue;
+      const code = readFileSync(join(ROOT, file), "utf8").replace(/^\s*(?:\/\/|\*|\/\*\*).*$/gm, "");
+      for (const hit of code.match(spelled) ?? []) found.push(`${file}: ${hit}`);
+    }
+    expect(found).toEqual([]);
+  });
+});

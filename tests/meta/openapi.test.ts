@@ -1,6 +1,6 @@
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
-import { BASE_PATH } from "../../lib/transport.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
 import { useBrowser, useTestServer } from "../helpers/fixtures.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

@@ -4,7 +4,7 @@ import { agentKit, ed25519 } from "../helpers/agents.js";
 import { enrolKey, keySignIn, newIdentity } from "../helpers/bap.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { authorize, fullCodeFlow, pkce, REDIRECT, registerClient, signUp } from "../helpers/oauth.js";
-import { postForm, startTestServer, uniqueClientIp, type TestServer } from "../helpers/server.js";
+import { freePort, postForm, startTestServer, uniqueClientIp, type TestServer } from "../helpers/server.js";
 
 /**
  * The limits of lib/limits.ts with the shipped defaults: machine traffic is limited per client,
@@ -113,6 +113,27 @@ describe("limits with the shipped defaults", () => {
     expect(more.slice(8)).toEqual([429, 429]);
     // ...while the other keys behind the same address go on signing in.
     expect((await keySignIn(fromFleet, keys[1]!)).status).toBe(200);
+  });
+});
+
+describe("limits under an issuer with a path (AUTH_URL=http://host/idp)", () => {
+  // better-auth sees its requests under AUTH_URL's path; the edge reads the endpoint below it,
+  // so a client's budget holds there as at the root (2 a second here, so it is quickly met).
+  const server = useTestServer(async () => {
+    const port = await freePort();
+    return { PORT: String(port), AUTH_URL: `http://127.0.0.1:${port}/idp`, RATE_LIMIT_ENABLED: "true", TRUST_PROXY: "true", CLIENT_RATE_LIMIT: "2" };
+  });
+
+  it("counts introspection against the client's budget, whatever address it comes from", { timeout: 30_000 }, async () => {
+    const client = await registerClient(server, { token_endpoint_auth_method: "client_secret_basic" });
+    const authorization = basic(client.client_id, client.client_secret!);
+    const statuses: number[] = [];
+    // One after another: to stay within 2 a second, ten would need five seconds. (An unknown
+    // token is `active: false`, a 200 that verified the client: RFC 7662 §2.2.)
+    for (let i = 0; i < 10; i++) statuses.push((await postForm(server, "/api/auth/oauth2/introspect", { token: "unknown" }, { authorization, "x-forwarded-for": uniqueClientIp() })).status);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(429);
+    expect(countOf(statuses)[200]! + countOf(statuses)[429]!).toBe(10);
   });
 });
 

@@ -1,4 +1,4 @@
-import { BASE_PATH } from "../../../lib/transport.js";
+import { BASE_PATH } from "../../../lib/mount-paths.js";
 import type { SessionWithUser } from "../../session.js";
 import { listAuthorizedApps } from "../../../plugins/oauth-store/grants.js";
 import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets.js";
