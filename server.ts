@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
-import { createApp } from "./app.js";
+import { createApp, type AppDeps } from "./app.js";
 import { issuerPath, servedUnder } from "./lib/path-prefix.js";
 import { createFastLane } from "./lib/fast-lane.js";
 import { fastLaneRoutes } from "./routes/fast-lane.js";
-import { jwksDocument } from "./routes/jwks.js";
+import { jwksDocument } from "./routes/discovery/jwks.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER } from "./lib/transport.js";
@@ -51,6 +51,8 @@ export interface StartOptions {
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
   /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
   auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
+  /** Reorders app.ts's table of route families (tests/ops/route-families.test.ts: the order does not matter). */
+  routeOrder?: AppDeps["order"];
 }
 
 /**
@@ -108,7 +110,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
   const jwks = jwksDocument(auth, shared.jwks);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks, order: options.routeOrder });
   // Under AUTH_URL's path when it has one, with the path-inserted discovery URLs at the root (lib/path-prefix.ts).
   const listener = getRequestListener(servedUnder(app.fetch, config.authUrl));
   // Discovery, JWKS and the common introspection, answered before the app (lib/fast-lane.ts);

@@ -194,7 +194,7 @@ export interface Config {
    */
   readonly serverIdentityKey: string;
   /**
-   * BRC-52 certificates (routes/certificates.ts): issuance on POST /api/certificates/signCertificate
+   * BRC-52 certificates (routes/certificates/certificates.ts): issuance on POST /api/certificates/signCertificate
    * (off by default), and the confirmation depth after which a revocation is final.
    */
   readonly certificates: { readonly issuanceEnabled: boolean; readonly revocationDepth: number };
