@@ -18,7 +18,6 @@ import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
 import { issuerPath } from "./lib/path-prefix.js";
 import { hasNulInBasic } from "./lib/request-body.js";
 import { domainChecks } from "./plugins/domain-verification/checks.js";
-import { createSafeFetch } from "./lib/safe-fetch.js";
 import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import type { RevocationChain } from "./plugins/certificates/revocation.js";
 import { family, mountFamilies, ownFamily, type RouteFamily } from "./routes/families.js";
@@ -185,7 +184,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
         auth,
         db,
         authUrl,
-        checks: domainChecks({ resolverServers: domains.resolverServers, safeFetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, maxBytes: 64 * 1024 }) }),
+        checks: domainChecks({ resolverServers: domains.resolverServers, safeFetch: shared.safeFetch.withLimits({ maxBytes: 64 * 1024 }) }),
         challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
         challengeTtlMs: domains.challengeTtl * 1000,
         validityMs: domains.validity * 1000,

@@ -18,7 +18,6 @@ import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createReadiness } from "./lib/readiness.js";
 import { createRedis } from "./lib/redis.js";
-import { createSafeFetch } from "./lib/safe-fetch.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
@@ -91,7 +90,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
   const minter =
     paid.minter ??
-    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa }) }) : null);
+    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: shared.safeFetch }) : null);
   const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? primaryBuyerWallet(database.db), logger, ...paid.worker }) : null;
   if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
   const subscriptions = {
