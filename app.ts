@@ -1,53 +1,50 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Kysely } from "kysely";
 import type { Auth } from "./auth.config.js";
 import type { Collaborators } from "./collaborators.js";
-import { errorFamilyOf } from "./lib/error-families.js";
-import { authRequestOf } from "./lib/auth-request.js";
+import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./lib/mount-paths.js";
 import type { Config } from "./lib/env.js";
-import { OAuthError, problems } from "./lib/errors.js";
+import { problems } from "./lib/errors.js";
 import { requestContext, type Logger } from "./lib/logger.js";
-import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse, renderError } from "./lib/respond.js";
+import { problemResponse, renderError } from "./lib/respond.js";
 import { strictTransportSecurity } from "./lib/strict-transport.js";
 import { signInProviders } from "./lib/social-providers.js";
-import { agentRoutes } from "./routes/agents.js";
-import { authorizedAppsRoutes } from "./routes/authorized-apps.js";
-import { adminAuditLogRoutes } from "./routes/admin-audit-log.js";
-import { jwksDocument, jwksRoutes } from "./routes/jwks.js";
-import { backupRoutes } from "./routes/backup.js";
-import { pageRoutes } from "./routes/pages/index.js";
-import { subscriptionRoutes, subscriptionStatusRoutes, type SubscriptionDeps } from "./routes/subscription.js";
-import type { ProfileDeps } from "./routes/profile.js";
-import { userBapIdRoutes } from "./routes/user-bap-ids.js";
-import { bapProfileRoutes } from "./routes/bap-profile.js";
-import { walletRoutes } from "./routes/wallet.js";
-import { domainVerificationRoutes } from "./routes/domain-verifications.js";
-import { domainChecks } from "./plugins/domain-verification/checks.js";
-import { createSafeFetch } from "./lib/safe-fetch.js";
-import { wellKnownRoutes } from "./routes/well-known.js";
-import { healthRoutes, type HealthDeps } from "./routes/health.js";
-import { certificateTypeRoutes } from "./routes/certificate-types.js";
-import { llmsTxtRoutes } from "./routes/llms-txt.js";
 import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
-import { apiReferenceRoutes, openapiDocumentRoutes } from "./openapi/routes.js";
-import { certificateRoutes } from "./routes/certificates.js";
-import { mutualAuthRoutes } from "./routes/mutual-auth.js";
-import { walletBindingRoutes } from "./routes/wallet-binding.js";
+import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
+import { resourceTokenVerifier } from "./lib/resource-token.js";
+import { isNetworkPathReference } from "./lib/redirect-target.js";
+import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
+import { issuerPath } from "./lib/path-prefix.js";
+import { hasNulInBasic } from "./lib/request-body.js";
+import { domainChecks } from "./plugins/domain-verification/checks.js";
 import { issuableTypes, type CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import type { RevocationChain } from "./plugins/certificates/revocation.js";
-import { BASE_PATH, MCP_PATH, MUTUAL_AUTH_PATH } from "./lib/mount-paths.js";
-import { metricsRoutes } from "./routes/metrics.js";
-import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
-import { mcpResource, mcpRoutes } from "./routes/mcp.js";
-import { resourceTokenVerifier } from "./lib/resource-token.js";
-import { withDeps, type AppEnv } from "./routes/middleware.js";
-import { ACCOUNT_RESPONSE_ERROR_CODES } from "./plugins/account-responses/error-codes.js";
-import { isNetworkPathReference } from "./lib/redirect-target.js";
-import { hasNulInForm, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
-import { issuerPath } from "./lib/path-prefix.js";
-import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
+import { family, mountFamilies, ownFamily, type RouteFamily } from "./routes/families.js";
+import { noStore, refuseOtherSites, signedIn, type AppEnv } from "./routes/middleware.js";
+import { authBodyLimit, betterAuthRoutes, MAX_BODY_BYTES, refused } from "./routes/auth/better-auth.js";
+import { jwksDocument, jwksRoutes } from "./routes/discovery/jwks.js";
+import { llmsTxtRoutes } from "./routes/discovery/llms-txt.js";
+import { wellKnownRoutes } from "./routes/discovery/well-known.js";
+import { livenessRoutes, readinessRoutes, type HealthDeps } from "./routes/ops/health.js";
+import { metricsRoutes } from "./routes/ops/metrics.js";
+import { adminAuditLogRoutes } from "./routes/admin/audit-log.js";
+import { authorizedAppsRoutes } from "./routes/oauth/authorized-apps.js";
+import { agentRoutes } from "./routes/agents/agents.js";
+import { backupRoutes } from "./routes/backup/backup.js";
+import { backupBodyLimit } from "./routes/backup/access.js";
+import { bapProfileRoutes } from "./routes/profile/bap-profile.js";
+import { userBapIdRoutes } from "./routes/profile/user-bap-ids.js";
+import { SUBSCRIPTION_MAX_BODY_BYTES, subscriptionRoutes, subscriptionStatusRoutes, type SubscriptionDeps } from "./routes/subscription/subscription.js";
+import { walletRoutes } from "./routes/wallet/wallet.js";
+import { domainVerificationRoutes } from "./routes/domain-verifications/domain-verifications.js";
+import { certificateRoutes } from "./routes/certificates/certificates.js";
+import { certificateTypeRoutes } from "./routes/certificates/types.js";
+import { mutualAuthRoutes } from "./routes/certificates/mutual-auth.js";
+import { walletBindingRoutes } from "./routes/certificates/wallet-binding.js";
+import { mcpResource, mcpRoutes } from "./routes/mcp/mcp.js";
+import { pageRoutes } from "./routes/pages/index.js";
+import { apiReferenceRoutes, openapiDocumentRoutes } from "./openapi/routes.js";
 
 export interface AppDeps {
   auth: Auth;
@@ -65,20 +62,21 @@ export interface AppDeps {
   deprecations?: readonly DeprecatedRoute[];
   /** Certificates (server.ts): the revocation broadcaster, and the catalog's type IDs of what we attest. */
   certificates: { chain: RevocationChain; typeIds: CertificateTypeIds };
-  /** The JWKS document (routes/jwks.ts), shared with the fast lane so one cache builds it. @default jwksDocument(auth, shared.jwks) */
+  /** The JWKS document (routes/discovery/jwks.ts), shared with the fast lane so one cache builds it. @default jwksDocument(auth, shared.jwks) */
   jwks?: () => Promise<string>;
+  /** Reorders the table of route families before it is mounted (tests prove the order does not matter). */
+  order?: (families: RouteFamily[]) => RouteFamily[];
 }
 
-/** Largest body any /api route reads; past it a 413 problem, never a hang. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** Pages and our JSON APIs outside better-auth read at most this much. */
+const SMALL_BODY_BYTES = 64 * 1024;
 
-export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates, jwks = jwksDocument(auth, shared.jwks) }: AppDeps) {
+export function createApp({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations = DEPRECATED_ROUTES, certificates, jwks = jwksDocument(auth, shared.jwks), order }: AppDeps) {
   const app = new Hono<AppEnv>();
   // First, to count and time every final answer; better-auth's catch-all is labelled by endpoint.
   const authEndpoint = endpointRoute(BASE_PATH, Object.values(auth.api).map((endpoint) => (endpoint as { path?: string }).path ?? ""));
   app.use(requestMetrics(shared.metrics, (route, path) => (route === `${BASE_PATH}/*` ? authEndpoint(path) : route)));
   if (authUrl.startsWith("https://")) app.use(strictTransportSecurity());
-  const tooLarge = () => problemResponse(problems.tooLarge());
 
   // A caller's X-Request-Id is kept when it is short and plain (letters, digits, -, _, =), else a
   // new one; it names the request in the log and in a 500's detail.
@@ -111,113 +109,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
     await next();
   });
 
-  app.route("/.well-known", withDeps(wellKnownRoutes, { auth, issuer: authUrl, documents: new Map() }));
-  app.route("/", withDeps(healthRoutes, { auth, readiness }));
-  // Prometheus metrics for a scraper holding METRICS_TOKEN; without the setting, not served at all.
-  if (config.metricsToken) app.route("/metrics", withDeps(metricsRoutes, { auth, metrics: shared.metrics, token: config.metricsToken }));
-  // The agent orientation document (discovery's service_documentation) and the public certificate catalog.
-  const orientation = { auth, issuer: authUrl, sigmaServiceName: config.sigmaServiceName, agentDynamicHosts: config.agents.dynamicHosts, deprecations, document: {} };
-  app.route("/llms.txt", withDeps(llmsTxtRoutes, orientation));
-  app.route("/api/certificates/types", withDeps(certificateTypeRoutes, { auth, authUrl }));
-  // Before the body limit: a GET of a cached document (routes/jwks.ts).
-  app.route(`${BASE_PATH}/jwks`, withDeps(jwksRoutes, { auth, document: jwks }));
-
-  const subscriptionDeps: SubscriptionDeps = { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions };
-  // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one handler, two mounts.
-  app.route(`${BASE_PATH}/subscription/status`, withDeps(subscriptionStatusRoutes, subscriptionDeps));
-  // Before the 64 KiB limit below: the webhook reads up to its own limit.
-  app.route("/api/subscription", withDeps(subscriptionRoutes, subscriptionDeps));
-
-  const authBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
-  app.use(`${BASE_PATH}/*`, (c, next) => {
-    if (hasNoBody(c.req.raw)) return next();
-    const length = declaredLength(c.req.raw);
-    if (length === undefined) return authBodyLimit(c, next);
-    return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
-  });
-  // The OpenAPI document and its reference page (openapi/): GET /api/openapi.json, /api/reference.
-  app.route("/api/openapi.json", withDeps(openapiDocumentRoutes, { auth, authUrl }));
-  app.route("/api/reference", withDeps(apiReferenceRoutes, { auth, authUrl }));
-  app.route("/api/admin/audit-log", withDeps(adminAuditLogRoutes, { auth, db }));
-  app.route("/api/authorized-apps", withDeps(authorizedAppsRoutes, { auth, db, logger }));
-  app.route("/api/agents", withDeps(agentRoutes, { auth, db, authUrl, logger }));
-  // Every limit is a row of lib/limits.ts; null when RATE_LIMIT_ENABLED=false.
-  const { limits, bitcoinAuth } = shared;
-  // Before the 64 KiB limit below: backups carry their own (BACKUP_MAX_BYTES).
-  app.route(
-    "/api/backup",
-    withDeps(backupRoutes, {
-      auth,
-      db,
-      bitcoinAuth: bitcoinAuth.backup,
-      syncLimiter: limits?.backupSync ?? null,
-      signedReadLimiter: limits?.backupSignedRead ?? null,
-      maxBackupBytes: config.backupMaxBytes,
-    }),
-  );
-  const profiles: ProfileDeps = {
-    auth,
-    db,
-    bitcoinAuth: bitcoinAuth.profile,
-    writeLimiter: limits?.profileWrite ?? null,
-  };
-  app.use("/api/user/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.use("/api/bap/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  app.route("/api/user", withDeps(userBapIdRoutes, profiles));
-  app.route("/api/bap", withDeps(bapProfileRoutes, profiles));
-  // One implementation, two mounts: the spec's /api/wallet, and the auth base path where the
-  // published Sigma client calls it (before the better-auth catch-all below).
-  const wallets = withDeps(walletRoutes, { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret, allowPathOnly: config.walletConnectAllowPathOnly });
-  app.route("/api/wallet", wallets);
-  app.route(`${BASE_PATH}/wallet`, wallets);
-  const domains = config.domainVerification;
-  app.route(
-    "/api/domain-verifications",
-    withDeps(domainVerificationRoutes, {
-      auth,
-      db,
-      authUrl,
-      checks: domainChecks({ resolverServers: domains.resolverServers, safeFetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, maxBytes: 64 * 1024 }) }),
-      challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
-      challengeTtlMs: domains.challengeTtl * 1000,
-      validityMs: domains.validity * 1000,
-      maxPending: domains.maxPending,
-      verifyLimiter: limits?.domainVerify ?? null,
-    }),
-  );
-  // better-auth's routes are under AUTH_URL's path (lib/path-prefix.ts): the request it sees names it.
-  const prefix = issuerPath(authUrl);
-  app.all(`${BASE_PATH}/*`, async (c) => {
-    const req = await withBufferedBody(c.req.raw);
-    if (typeof req === "string") return refused(c.req.path, req);
-    // auth.handler reads the request once into its record (lib/auth-request.ts) and applies the
-    // limits of lib/limits.ts (auth.config.ts createAuth), 429 with Retry-After.
-    const forAuth = prefix ? underPrefix(req, prefix) : req;
-    const res = await auth.handler(forAuth);
-    // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/auth-endpoints.ts).
-    const oauthRoute = authRequestOf(forAuth)?.endpoint.oauth;
-    if (oauthRoute) return asOAuthError(res, oauthRoute);
-    // better-auth's router answers a method and path it has no endpoint for with an empty 404
-    // (and disabledPaths with a plain-text one); the rest of its surface speaks `{message, code}`.
-    if (res.status === 404 && !res.headers.get("content-type")?.includes("json")) return betterAuthErrorResponse(404, ACCOUNT_RESPONSE_ERROR_CODES.ENDPOINT_NOT_FOUND);
-    return res;
-  });
-
-  app.use("/*", bodyLimit({ maxSize: 64 * 1024, onError: tooLarge }));
-  const { mutualAuth } = shared;
-  const { issuanceEnabled, revocationDepth } = config.certificates;
-  const handshakeLimiter = limits?.mutualAuthHandshake ?? null;
-  // Our own MCP server, a protected resource of this authorization server (routes/mcp.ts).
-  const mcpTokens = resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks });
-  app.route(MCP_PATH, withDeps(mcpRoutes, { auth, db, authUrl, tokens: mcpTokens }));
-  app.route(MUTUAL_AUTH_PATH, withDeps(mutualAuthRoutes, { auth, mutualAuth, authUrl, issuanceEnabled, handshakeLimiter }));
-  // Before /api/certificates: its routes would otherwise see /wallet-binding/* as theirs.
-  app.route("/api/certificates/wallet-binding", withDeps(walletBindingRoutes, { auth, db, authUrl }));
-  const certificateDeps = { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) };
-  app.route("/api/certificates", withDeps(certificateRoutes, certificateDeps));
-  // The pages answer / too: the account page for a signed-in person, else /sign-in.
-  const billing = { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals };
-  app.route("/", pageRoutes({ auth, db, authUrl, sigmaServiceName: config.sigmaServiceName, logger, socialProviders: signInProviders(config.social), billing }));
+  const families = routeFamilies({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations, certificates, jwks });
+  mountFamilies(app, order ? order(families) : families);
 
   app.notFound((c) => {
     markUnmatched(c);
@@ -227,18 +120,116 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
   return app;
 }
 
-/** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
-function refused(path: string, detail: string): Response {
-  if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", detail));
-  return problemResponse(problems.badRequest(detail), path);
-}
-
-/** The same request at its public path under AUTH_URL's (the raw form text kept, lib/request-body.ts). */
-function underPrefix(req: Request, prefix: string): Request {
-  const url = new URL(req.url);
-  url.pathname = `${prefix}${url.pathname}`;
-  const moved = new Request(url, { method: req.method, headers: req.headers, body: req.body, duplex: "half" } as RequestInit);
-  const raw = (req as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
-  if (raw !== undefined) Object.defineProperty(moved, RAW_FORM_BODY, { value: raw });
-  return moved;
+/**
+ * The table of route families: each declares its mount paths, the largest body it reads and
+ * the guards in front of every route (routes/families.ts mounts them, most specific path first,
+ * so this order does not matter). Guards a single route needs stay on that route.
+ */
+function routeFamilies({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations, certificates, jwks }: Required<Omit<AppDeps, "order">>): RouteFamily[] {
+  // Every limit is a row of lib/limits.ts; null when RATE_LIMIT_ENABLED=false.
+  const { limits, bitcoinAuth, mutualAuth } = shared;
+  // A cookie alone changes nothing from another site (routes/middleware.ts).
+  const sameSite = refuseOtherSites(() => authUrl);
+  const { issuanceEnabled, revocationDepth } = config.certificates;
+  const domains = config.domainVerification;
+  const profiles = { auth, db, bitcoinAuth: bitcoinAuth.profile, writeLimiter: limits?.profileWrite ?? null };
+  const families: RouteFamily[] = [
+    // better-auth (auth.config.ts) answers everything under BASE_PATH no family below claims.
+    family({ name: "better-auth", bodyLimit: authBodyLimit, deps: { auth, prefix: issuerPath(authUrl) }, routes: { [BASE_PATH]: betterAuthRoutes } }),
+    // GET of a cached document; its limit is better-auth's, whose path it sits under.
+    family({ name: "jwks", bodyLimit: MAX_BODY_BYTES, deps: { auth, document: jwks }, routes: { [`${BASE_PATH}/jwks`]: jwksRoutes } }),
+    family({ name: "well-known", bodyLimit: SMALL_BODY_BYTES, deps: { auth, issuer: authUrl, documents: new Map() }, routes: { "/.well-known": wellKnownRoutes } }),
+    // The agent orientation document (discovery's service_documentation).
+    family({
+      name: "llms-txt",
+      bodyLimit: SMALL_BODY_BYTES,
+      deps: { auth, issuer: authUrl, sigmaServiceName: config.sigmaServiceName, agentDynamicHosts: config.agents.dynamicHosts, deprecations, document: {} },
+      routes: { "/llms.txt": llmsTxtRoutes },
+    }),
+    family({ name: "health", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: { auth, readiness }, routes: { "/healthz": livenessRoutes, "/readyz": readinessRoutes } }),
+    // The OpenAPI document and its reference page (openapi/).
+    family({ name: "openapi", bodyLimit: SMALL_BODY_BYTES, deps: { auth, authUrl }, routes: { "/api/openapi.json": openapiDocumentRoutes, "/api/reference": apiReferenceRoutes } }),
+    family({ name: "admin-audit-log", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: { auth, db }, routes: { "/api/admin/audit-log": adminAuditLogRoutes } }),
+    family({ name: "authorized-apps", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: { auth, db, logger }, routes: { "/api/authorized-apps": authorizedAppsRoutes } }),
+    family({ name: "agents", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: { auth, db, authUrl, logger }, routes: { "/api/agents": agentRoutes } }),
+    // Backups carry their own limit (BACKUP_MAX_BYTES, with its own detail).
+    family({
+      name: "backup",
+      bodyLimit: backupBodyLimit,
+      guards: [noStore],
+      deps: { auth, db, bitcoinAuth: bitcoinAuth.backup, syncLimiter: limits?.backupSync ?? null, signedReadLimiter: limits?.backupSignedRead ?? null, maxBackupBytes: config.backupMaxBytes },
+      routes: { "/api/backup": backupRoutes },
+    }),
+    family({ name: "profile", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: profiles, routes: { "/api/user": userBapIdRoutes, "/api/bap": bapProfileRoutes } }),
+    // The published Sigma client (@sigma-auth/better-auth-plugin) asks under {base_url}: one router, two mounts.
+    family({
+      name: "subscription",
+      bodyLimit: SUBSCRIPTION_MAX_BODY_BYTES,
+      guards: [noStore],
+      deps: { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions },
+      routes: { "/api/subscription": subscriptionRoutes, [`${BASE_PATH}/subscription/status`]: subscriptionStatusRoutes },
+    }),
+    family({
+      name: "wallet",
+      bodyLimit: SMALL_BODY_BYTES,
+      guards: [noStore, signedIn, sameSite],
+      deps: { auth, db, authUrl, bitcoinAuth: bitcoinAuth.wallet, indexer: shared.ordinals, secret: config.secret, allowPathOnly: config.walletConnectAllowPathOnly },
+      routes: { "/api/wallet": walletRoutes, [`${BASE_PATH}/wallet`]: walletRoutes },
+    }),
+    family({
+      name: "domain-verifications",
+      bodyLimit: SMALL_BODY_BYTES,
+      guards: [noStore, signedIn, sameSite],
+      deps: {
+        auth,
+        db,
+        authUrl,
+        checks: domainChecks({ resolverServers: domains.resolverServers, safeFetch: shared.safeFetch.withLimits({ maxBytes: 64 * 1024 }) }),
+        challenge: { serviceName: config.sigmaServiceName, httpsPort: domains.httpsPort },
+        challengeTtlMs: domains.challengeTtl * 1000,
+        validityMs: domains.validity * 1000,
+        maxPending: domains.maxPending,
+        verifyLimiter: limits?.domainVerify ?? null,
+      },
+      routes: { "/api/domain-verifications": domainVerificationRoutes },
+    }),
+    // Our own MCP server, a protected resource of this authorization server (routes/mcp/mcp.ts).
+    family({
+      name: "mcp",
+      bodyLimit: SMALL_BODY_BYTES,
+      deps: { auth, db, authUrl, tokens: resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks }) },
+      routes: { [MCP_PATH]: mcpRoutes },
+    }),
+    family({
+      name: "mutual-auth",
+      bodyLimit: SMALL_BODY_BYTES,
+      deps: { auth, mutualAuth, authUrl, issuanceEnabled, handshakeLimiter: limits?.mutualAuthHandshake ?? null },
+      routes: { [MUTUAL_AUTH_PATH]: mutualAuthRoutes },
+    }),
+    // The public certificate catalog.
+    family({ name: "certificate-types", bodyLimit: SMALL_BODY_BYTES, deps: { auth, authUrl }, routes: { "/api/certificates/types": certificateTypeRoutes } }),
+    family({ name: "wallet-binding", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: { auth, db, authUrl }, routes: { "/api/certificates/wallet-binding": walletBindingRoutes } }),
+    family({
+      name: "certificates",
+      bodyLimit: SMALL_BODY_BYTES,
+      guards: [noStore],
+      deps: { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) },
+      routes: { "/api/certificates": certificateRoutes },
+    }),
+    // The pages answer / too: the account page for a signed-in person, else /sign-in.
+    ownFamily("pages", SMALL_BODY_BYTES, {
+      "/": pageRoutes({
+        auth,
+        db,
+        authUrl,
+        sigmaServiceName: config.sigmaServiceName,
+        logger,
+        socialProviders: signInProviders(config.social),
+        billing: { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals },
+      }),
+    }),
+  ];
+  // Prometheus metrics for a scraper holding METRICS_TOKEN; without the setting, not served at all.
+  if (config.metricsToken) families.push(family({ name: "metrics", bodyLimit: SMALL_BODY_BYTES, deps: { auth, metrics: shared.metrics, token: config.metricsToken }, routes: { "/metrics": metricsRoutes } }));
+  return families;
 }

@@ -10,7 +10,6 @@ import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
 import { BASE_PATH, MCP_PATH } from "./lib/mount-paths.js";
 import { CLIENT_IP_HEADER } from "./lib/client-address.js";
-import { createSafeFetch } from "./lib/safe-fetch.js";
 import { issuerPath } from "./lib/path-prefix.js";
 import { loadEnv, type Config } from "./lib/env.js";
 import { createLogger, type Logger } from "./lib/logger.js";
@@ -79,10 +78,10 @@ const DAY = 24 * HOUR;
 function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDeps) {
   const send = shared.mailer;
   const bitcoinAuth = shared.bitcoinAuth.auth;
-  // Every fetch of a URL that someone else chose goes through this one guarded fetcher (SSRF).
-  const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa });
+  // Every fetch of a URL that someone else chose goes through the one guarded fetcher (SSRF).
+  const { safeFetch } = shared;
   // Client ID metadata documents are small (the draft suggests 5 KB): their own deadline and cap.
-  const metadataFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa, timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
+  const metadataFetch = safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   const origin = new URL(config.authUrl).origin;

@@ -7,6 +7,7 @@ import { createMailer, type Mailer } from "./lib/mailer.js";
 import { createMutualAuth, redisPeerSessions, type MutualAuth } from "./lib/mutual-auth.js";
 import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { createLimiters, type Limiters } from "./lib/rate-limit.js";
+import { createSafeFetch, type SafeFetch } from "./lib/safe-fetch.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
 
 /**
@@ -37,6 +38,12 @@ export interface Collaborators {
   mutualAuth: MutualAuth;
   /** This instance's Prometheus metrics (lib/metrics.ts): counted by routes and plugins, served at /metrics. */
   metrics: Metrics;
+  /**
+   * The guarded fetcher (lib/safe-fetch.ts) for every URL someone else chose (SSRF): JWKS,
+   * back-channel logout, client metadata, domain checks, the indexer, the minting service.
+   * A user that needs its own deadline or size cap takes `safeFetch.withLimits(...)`.
+   */
+  safeFetch: SafeFetch;
 }
 
 export interface CollaboratorOptions {
@@ -50,6 +57,7 @@ export interface CollaboratorOptions {
 export function createCollaborators({ config, logger, redis, mailer }: CollaboratorOptions): Collaborators {
   // Without Redis the replay records live in this process only; with it every instance shares them.
   const metrics = createMetrics();
+  const safeFetch = createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa });
   const policy = (family: string, prefix: string) =>
     bitcoinAuthPolicy(redis ? redisReplayCache(redis, prefix) : memoryReplayCache(), config, () => metrics.replaysRefused.inc({ family }));
   return {
@@ -61,9 +69,10 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
       profile: policy("profile", "idp:profile-auth:"),
       wallet: policy("wallet", "idp:wallet-auth:"),
     },
-    ordinals: ordinalsIndexer(config),
+    ordinals: ordinalsIndexer(config, safeFetch),
     limits: createLimiters(config.limits, redis),
     mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),
     metrics,
+    safeFetch,
   };
 }

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
-import { createApp } from "./app.js";
+import { createApp, type AppDeps } from "./app.js";
 import { issuerPath, servedUnder } from "./lib/path-prefix.js";
 import { createFastLane } from "./lib/fast-lane.js";
 import { fastLaneRoutes } from "./routes/fast-lane.js";
-import { jwksDocument } from "./routes/jwks.js";
+import { jwksDocument } from "./routes/discovery/jwks.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER, clientAddress } from "./lib/client-address.js";
@@ -17,7 +17,6 @@ import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createReadiness } from "./lib/readiness.js";
 import { createRedis } from "./lib/redis.js";
-import { createSafeFetch } from "./lib/safe-fetch.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
@@ -50,6 +49,8 @@ export interface StartOptions {
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
   /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
   auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
+  /** Reorders app.ts's table of route families (tests/ops/route-families.test.ts: the order does not matter). */
+  routeOrder?: AppDeps["order"];
 }
 
 /**
@@ -88,7 +89,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // (plugins/subscriptions/worker.ts). Without a minting service, jobs wait, saying so.
   const minter =
     paid.minter ??
-    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: createSafeFetch({ allowPrivate: config.outboundAllowPrivate, extraCa: config.outboundExtraCa }) }) : null);
+    (config.minting.serviceUrl ? httpMinter({ url: config.minting.serviceUrl, token: config.minting.token, fetch: shared.safeFetch }) : null);
   const mintWorker = minter ? startMintWorker({ db: database.db, minter, wallets: paid.wallets ?? primaryBuyerWallet(database.db), logger, ...paid.worker }) : null;
   if (!minter) logger.warn("MINT_SERVICE_URL is not set: paid checkouts are recorded, their tier NFTs wait in the mint queue");
   const subscriptions = {
@@ -107,7 +108,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
   // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
   const jwks = jwksDocument(auth, shared.jwks);
-  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks });
+  const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks, order: options.routeOrder });
   // Under AUTH_URL's path when it has one, with the path-inserted discovery URLs at the root (lib/path-prefix.ts).
   const listener = getRequestListener(servedUnder(app.fetch, config.authUrl));
   // Discovery, JWKS and the common introspection, answered before the app (lib/fast-lane.ts);

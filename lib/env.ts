@@ -1,15 +1,22 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { PrivateKey } from "@bsv/sdk";
 import * as v from "valibot";
-import { LIMITS, limitPoints, type LimitSetting, type LimitSettings } from "./limits.js";
+import { LIMITS, limitPoints, type LimitSetting } from "./limits.js";
+import { ConfigError } from "./config-error.js";
+import { keptFile, readCaFile } from "./provision.js";
 import { parseSocialSettings, type SocialSettings } from "./social-env.js";
 
+export { ConfigError };
+
 /**
- * Every setting the service reads, validated once at start-up. Nothing else in the
- * project reads `process.env`: the frozen `Config` is passed down through factories.
- * `.env.example` documents each key with its default.
+ * Every setting the service reads, validated once at start-up by one pure function
+ * (`parseSettings`: no file is read or written); `provision` then fills in what lives in files
+ * (lib/provision.ts: the development secret, the generated identity key, extra CAs) and gives
+ * the `Config`, whose type is the schema's output (`Settings`) with those three in hand.
+ * Nothing else in the project reads `process.env`: the frozen `Config` is passed down through
+ * factories. `.env.example` and docs/configuration.md list each key of `EnvSchema` with its
+ * default (tests/meta/settings.test.ts).
  */
 const Bool = v.pipe(
   v.optional(v.picklist(["true", "false", "1", "0", ""]), ""),
@@ -35,7 +42,7 @@ const PriceId = v.pipe(v.string(), v.regex(/^price_[A-Za-z0-9]+$/, "must be a St
 /** A 1Sat collection id: the outpoint of the collection's inscription, as its items' MAP data names it. */
 const CollectionId = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}_\d+$/, "must be a 1Sat collection id (txid_vout)"));
 
-const EnvSchema = v.object({
+export const EnvSchema = v.object({
   NODE_ENV: v.optional(v.picklist(["development", "production", "test"]), "development"),
   PORT: v.pipe(v.optional(v.string(), "3000"), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(65535)),
   HOST: v.optional(v.string(), "0.0.0.0"),
@@ -101,116 +108,6 @@ export type DatabaseTarget =
   | { kind: "sqlite"; file: string }
   | { kind: "postgres"; url: string };
 
-export interface Config {
-  readonly env: "development" | "production" | "test";
-  readonly port: number;
-  readonly host: string;
-  /** Public base URL (an origin, or an origin and a path); also the OAuth/OIDC issuer, exactly as written (no trailing slash). */
-  readonly authUrl: string;
-  readonly database: DatabaseTarget;
-  readonly secret: string;
-  readonly redisUrl: string | undefined;
-  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
-  /** Apply pending schema changes at start-up (always on for SQLite). */
-  readonly autoMigrate: boolean;
-  readonly smtpUrl: string | undefined;
-  readonly mailFrom: string;
-  /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
-  readonly mailDisabled: boolean;
-  readonly requireEmailVerification: boolean;
-  /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
-  readonly trustProxy: boolean;
-  /** Reverse proxies of ours in front of the service: the client address is this many X-Forwarded-For entries from the right (0: the socket's). */
-  readonly proxyHops: number;
-  readonly dataDir: string;
-  readonly ttl: { readonly accessToken: number; readonly refreshToken: number; readonly code: number; readonly idToken: number };
-  /** Anonymous registrations unused this many days are deleted (0: never). */
-  readonly anonymousClientTtlDays: number;
-  /** Audit events older than this many days are deleted (0: never), by one instance at a time (plugins/audit/retention.ts). */
-  readonly auditLogRetentionDays: number;
-  /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
-  readonly limits: LimitSettings;
-  readonly sigmaServiceName: string;
-  /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
-  readonly bitcoinAuthRequireHostBinding: boolean;
-  /**
-   * POST /api/wallet/connect also accepts a Bitcoin-Auth token over the path alone (as the
-   * published Sigma client documents it), which names no identity: whoever holds an unused one
-   * can connect that wallet to their own. Off: the token must also sign `{"bapId":"..."}`.
-   */
-  readonly walletConnectAllowPathOnly: boolean;
-  /**
-   * Key sign-in (POST /sign-in/<SIGMA_SERVICE_NAME>) counts as a strong factor on its own and
-   * skips the second-factor step of an account with two-factor on. Off: it stops at that step.
-   */
-  readonly keySignInSkipsTwoFactor: boolean;
-  /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
-  readonly backupMaxBytes: number;
-  /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
-  readonly device: { readonly codeTtl: number; readonly pollInterval: number };
-  /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
-  readonly agents: { readonly dynamicHosts: boolean };
-  /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
-  readonly outboundAllowPrivate: boolean;
-  /** OUTBOUND_EXTRA_CA_FILE's certificates (PEM): trusted by the guarded fetcher besides the system's. Tests and private deployments. */
-  readonly outboundExtraCa: string | undefined;
-  /**
-   * Domain verification (plugins/domain-verification): the DNS servers asked for TXT records
-   * (empty: the system's), how long a challenge may be met and a verification holds (s), the
-   * port the https method fetches from (443 but in tests), and how many verifications one
-   * person may hold pending (its checks a minute are the `domainVerify` limit).
-   */
-  readonly domainVerification: { readonly resolverServers: readonly string[]; readonly challengeTtl: number; readonly validity: number; readonly httpsPort: number; readonly maxPending: number };
-  /** Client ID metadata documents: deadline of one fetch (ms). */
-  readonly clientMetadataTimeoutMs: number;
-  /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
-  readonly ordinals: { readonly apiUrl: string; readonly timeoutMs: number };
-  /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
-  readonly emailChange: { readonly reauthWindow: number };
-  /** Keep OAuth access and refresh tokens when a password is reset (default: they are revoked). */
-  readonly keepOAuthGrantsOnPasswordReset: boolean;
-  /**
-   * Paid tiers through Stripe Checkout (plugins/subscriptions): the API key, the webhook signing
-   * secret, the one-time price of each tier and interval, and where the SDK sends its calls
-   * (api.stripe.com unless STRIPE_API_BASE_URL names a stand-in).
-   */
-  readonly stripe: {
-    readonly secretKey: string | undefined;
-    readonly webhookSecret: string | undefined;
-    readonly prices: { readonly plus: PriceIds; readonly pro: PriceIds };
-    readonly api: { readonly host: string; readonly port: number; readonly protocol: "http" | "https" } | undefined;
-  };
-  /** The service that mints tier NFTs (POST, JSON); unset: mint jobs wait. */
-  readonly minting: { readonly serviceUrl: string | undefined; readonly token: string | undefined };
-  /** Each paid tier's NFT, as the 1Sat collection id (`txid_vout`) its items carry; unset: nobody holds that tier. */
-  readonly tierNfts: { readonly plus: string | undefined; readonly pro: string | undefined };
-  /** The bearer token a Prometheus scraper sends for GET /metrics; unset: /metrics answers 404. */
-  readonly metricsToken: string | undefined;
-  /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
-  readonly social: SocialSettings;
-  /**
-   * BRC-103/104 mutual authentication (lib/mutual-auth.ts): the server's identity private key
-   * (hex). From SERVER_IDENTITY_KEY, else generated once into DATA_DIR. Never log it.
-   */
-  readonly serverIdentityKey: string;
-  /**
-   * BRC-52 certificates (routes/certificates.ts): issuance on POST /api/certificates/signCertificate
-   * (off by default), and the confirmation depth after which a revocation is final.
-   */
-  readonly certificates: { readonly issuanceEnabled: boolean; readonly revocationDepth: number };
-  /** Messages for the operator, printed loudly at start-up. */
-  readonly warnings: readonly string[];
-}
-
-export interface PriceIds {
-  readonly monthly: string | undefined;
-  readonly annual: string | undefined;
-}
-
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
 function parseDatabase(url: string, dataDir: string): DatabaseTarget {
   if (/^postgres(ql)?:\/\//.test(url)) return { kind: "postgres", url };
   if (url.startsWith("file:")) url = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
@@ -227,28 +124,6 @@ function stripeApi(base: string | undefined) {
   return Object.freeze({ host: url.hostname, port: Number(url.port) || (protocol === "http" ? 80 : 443), protocol } as const);
 }
 
-/** A development secret is generated once and kept in the data directory. */
-function developmentSecret(dataDir: string): string {
-  const file = resolve(dataDir, "dev-secret");
-  if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(dirname(file), { recursive: true });
-  const secret = randomBytes(32).toString("base64url");
-  writeFileSync(file, secret + "\n", { mode: 0o600 });
-  return secret;
-}
-
-/** OUTBOUND_EXTRA_CA_FILE: PEM certificates, read once. */
-function readCaFile(path: string): string {
-  let pem: string;
-  try {
-    pem = readFileSync(path, "utf8");
-  } catch {
-    throw new ConfigError(`OUTBOUND_EXTRA_CA_FILE: cannot read ${path}`);
-  }
-  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError("OUTBOUND_EXTRA_CA_FILE: must hold PEM certificates");
-  return pem;
-}
-
 /** SERVER_IDENTITY_KEY's accepted forms: 64 hex digits, or a WIF string. */
 function isPrivateKeyText(text: string): boolean {
   try {
@@ -259,31 +134,17 @@ function isPrivateKeyText(text: string): boolean {
   }
 }
 
+/** A secp256k1 private key (hex or WIF) as 64 hex digits. */
 function privateKeyHex(text: string): string {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? PrivateKey.fromHex(text) : PrivateKey.fromWif(text);
   return key.toHex().padStart(64, "0");
 }
 
-/** Like the development secret: a server identity key generated once and kept in the data directory. */
-function generatedIdentityKey(dataDir: string): string {
-  const file = resolve(dataDir, "server-identity-key");
-  if (existsSync(file)) return privateKeyHex(readFileSync(file, "utf8").trim());
-  mkdirSync(dirname(file), { recursive: true });
-  const key = PrivateKey.fromRandom().toHex().padStart(64, "0");
-  writeFileSync(file, key + "\n", { mode: 0o600 });
-  return key;
-}
+type Env = v.InferOutput<typeof EnvSchema>;
 
-export function loadEnv(source: Record<string, string | undefined> = process.env): Config {
-  const raw = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
-  const parsed = v.safeParse(EnvSchema, raw);
-  const social = parseSocialSettings(raw);
-  if (!parsed.success || social.issues.length) {
-    const lines = (parsed.issues ?? []).map((issue) => `  ${v.getDotPath(issue) ?? "?"}: ${issue.message}`);
-    throw new ConfigError(`Invalid settings:\n${[...lines, ...social.issues].join("\n")}`);
-  }
-  const e = parsed.output;
-  const warnings: string[] = [...social.warnings];
+/** The checked environment as the service's settings: rules across keys, warnings, derived values. No I/O. */
+function settingsOf(e: Env) {
+  const warnings: string[] = [];
   const production = e.NODE_ENV === "production";
   const authUrl = (e.AUTH_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   const url = new URL(authUrl);
@@ -292,9 +153,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (url.search || url.hash || url.username || url.password) throw new ConfigError("AUTH_URL: must be an http(s) URL without query, fragment or credentials");
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new ConfigError("AUTH_URL: must be an http(s) URL");
 
-  let secret = e.BETTER_AUTH_SECRET;
   if (production) {
-    if (!secret) throw new ConfigError("BETTER_AUTH_SECRET: required when NODE_ENV=production");
+    if (!e.BETTER_AUTH_SECRET) throw new ConfigError("BETTER_AUTH_SECRET: required when NODE_ENV=production");
     if (url.protocol !== "https:") throw new ConfigError("AUTH_URL: must be https when NODE_ENV=production");
   }
   // Reset, verification and e-mail change links are credentials: in production they go by mail
@@ -309,13 +169,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     );
   } else if (!e.SMTP_URL) {
     warnings.push("SMTP_URL is not set: e-mails are not sent; with LOG_LEVEL=debug their links are written to the log (development only).");
-  }
-  if (!secret) {
-    secret = developmentSecret(e.DATA_DIR);
-    warnings.push(
-      `BETTER_AUTH_SECRET is not set: using a development secret kept in ${resolve(e.DATA_DIR, "dev-secret")}. ` +
-        "Never run like this in production.",
-    );
   }
   // The passkey RP ID is AUTH_URL's host name, and browsers refuse WebAuthn for an IP-address RP ID
   // (Chromium: "This is an invalid domain"), so passkeys need a domain name.
@@ -337,18 +190,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   if (e.DOMAIN_VERIFICATION_HTTPS_PORT !== 443) {
     warnings.push(`DOMAIN_VERIFICATION_HTTPS_PORT=${e.DOMAIN_VERIFICATION_HTTPS_PORT}: the https domain check looks on that port, not 443. Tests only.`);
   }
-  let serverIdentityKey = e.SERVER_IDENTITY_KEY ? privateKeyHex(e.SERVER_IDENTITY_KEY) : undefined;
+  const serverIdentityKey = e.SERVER_IDENTITY_KEY ? privateKeyHex(e.SERVER_IDENTITY_KEY) : undefined;
   // Certificates signed by a key that lives in a data directory would outlive it: no issuance without a configured key.
   if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !serverIdentityKey) {
     throw new ConfigError("SERVER_IDENTITY_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (certificates name it as their certifier)");
-  }
-  if (!serverIdentityKey) {
-    serverIdentityKey = generatedIdentityKey(e.DATA_DIR);
-    warnings.push(
-      `SERVER_IDENTITY_KEY is not set: the mutual-authentication identity is a key kept in ${resolve(e.DATA_DIR, "server-identity-key")}. ` +
-        "Set it in production, or the service's identity changes with the data directory" +
-        (e.REDIS_URL ? "; with several instances (REDIS_URL) set the same key on each, or a peer that shook hands with one is refused by the others." : "."),
-    );
   }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
@@ -357,17 +202,23 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
+    /** Public base URL (an origin, or an origin and a path); also the OAuth/OIDC issuer, exactly as written (no trailing slash). */
     authUrl,
     database,
-    secret,
+    /** BETTER_AUTH_SECRET; unset outside production, `provision` keeps a generated one in DATA_DIR. */
+    secret: e.BETTER_AUTH_SECRET,
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
+    /** Apply pending schema changes at start-up (always on for SQLite). */
     autoMigrate: database.kind === "sqlite" || e.AUTO_MIGRATE === "true",
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
     mailDisabled: e.MAIL_DISABLED,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
+    /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
     trustProxy: proxyHops > 0,
+    /** Reverse proxies of ours in front of the service: the client address is this many X-Forwarded-For entries from the right (0: the socket's). */
     proxyHops,
     dataDir: e.DATA_DIR,
     ttl: Object.freeze({
@@ -376,18 +227,42 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       code: e.AUTH_CODE_TTL,
       idToken: e.ID_TOKEN_TTL,
     }),
+    /** Anonymous registrations unused this many days are deleted (0: never). */
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
+    /** Audit events older than this many days are deleted (0: never), by one instance at a time (plugins/audit/retention.ts). */
     auditLogRetentionDays: e.AUDIT_LOG_RETENTION_DAYS,
+    /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
     limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
+    /** Bitcoin-Auth: accept only tokens whose request path is AUTH_URL + path (lib/bitcoin-auth.ts). */
     bitcoinAuthRequireHostBinding: e.BITCOIN_AUTH_REQUIRE_HOST_BINDING,
+    /**
+     * POST /api/wallet/connect also accepts a Bitcoin-Auth token over the path alone (as the
+     * published Sigma client documents it), which names no identity: whoever holds an unused one
+     * can connect that wallet to their own. Off: the token must also sign `{"bapId":"..."}`.
+     */
     walletConnectAllowPathOnly: e.WALLET_CONNECT_ALLOW_PATH_ONLY,
+    /**
+     * Key sign-in (POST /sign-in/<SIGMA_SERVICE_NAME>) counts as a strong factor on its own and
+     * skips the second-factor step of an account with two-factor on. Off: it stops at that step.
+     */
     keySignInSkipsTwoFactor: e.KEY_SIGN_IN_SKIPS_TWO_FACTOR,
+    /** Largest encrypted backup stored (POST /api/backup, /api/backup/sync), in bytes. */
     backupMaxBytes: e.BACKUP_MAX_BYTES,
+    /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
+    /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
+    /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
-    outboundExtraCa: e.OUTBOUND_EXTRA_CA_FILE ? readCaFile(e.OUTBOUND_EXTRA_CA_FILE) : undefined,
+    /** OUTBOUND_EXTRA_CA_FILE: its PEM certificates are read by `provision`. */
+    outboundExtraCaFile: e.OUTBOUND_EXTRA_CA_FILE,
+    /**
+     * Domain verification (plugins/domain-verification): the DNS servers asked for TXT records
+     * (empty: the system's), how long a challenge may be met and a verification holds (s), the
+     * port the https method fetches from (443 but in tests), and how many verifications one
+     * person may hold pending (its checks a minute are the `domainVerify` limit).
+     */
     domainVerification: Object.freeze({
       resolverServers: Object.freeze((e.DNS_RESOLVER_SERVERS ?? "").split(",").map((s) => s.trim()).filter(Boolean)),
       challengeTtl: e.DOMAIN_VERIFICATION_CHALLENGE_TTL,
@@ -395,10 +270,19 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       httpsPort: e.DOMAIN_VERIFICATION_HTTPS_PORT,
       maxPending: e.DOMAIN_VERIFICATION_MAX_PENDING,
     }),
+    /** Client ID metadata documents: deadline of one fetch (ms). */
     clientMetadataTimeoutMs: e.CLIENT_METADATA_TIMEOUT,
+    /** The 1Sat ordinals indexer (NFT ownership, plugins/wallet/ordinals.ts): base URL and deadline per attempt (ms). */
     ordinals: Object.freeze({ apiUrl: e.ORDINALS_API_URL.replace(/\/+$/, ""), timeoutMs: e.ORDINALS_API_TIMEOUT }),
+    /** E-mail change: a session younger than `reauthWindow` seconds stands for re-authentication. */
     emailChange: Object.freeze({ reauthWindow: e.EMAIL_CHANGE_REAUTH_WINDOW }),
+    /** Keep OAuth access and refresh tokens when a password is reset (default: they are revoked). */
     keepOAuthGrantsOnPasswordReset: e.KEEP_OAUTH_GRANTS_ON_PASSWORD_RESET,
+    /**
+     * Paid tiers through Stripe Checkout (plugins/subscriptions): the API key, the webhook signing
+     * secret, the one-time price of each tier and interval, and where the SDK sends its calls
+     * (api.stripe.com unless STRIPE_API_BASE_URL names a stand-in).
+     */
     stripe: Object.freeze({
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,
@@ -408,12 +292,88 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
       }),
       api: stripeApi(e.STRIPE_API_BASE_URL),
     }),
+    /** The service that mints tier NFTs (POST, JSON); unset: mint jobs wait. */
     minting: Object.freeze({ serviceUrl: e.MINT_SERVICE_URL, token: e.MINT_SERVICE_TOKEN }),
+    /** Each paid tier's NFT, as the 1Sat collection id (`txid_vout`) its items carry; unset: nobody holds that tier. */
     tierNfts: Object.freeze({ plus: e.TIER_NFT_PLUS, pro: e.TIER_NFT_PRO }),
+    /** The bearer token a Prometheus scraper sends for GET /metrics; unset: /metrics answers 404. */
     metricsToken: e.METRICS_TOKEN,
-    social: social.social,
+    /**
+     * BRC-103/104 mutual authentication (lib/mutual-auth.ts): the server's identity private key
+     * (hex), from SERVER_IDENTITY_KEY; unset, `provision` keeps a generated one in DATA_DIR. Never log it.
+     */
     serverIdentityKey,
+    /**
+     * BRC-52 certificates (routes/certificates/certificates.ts): issuance on POST /api/certificates/signCertificate
+     * (off by default), and the confirmation depth after which a revocation is final.
+     */
     certificates: Object.freeze({ issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED, revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH }),
+    /** Messages for the operator, printed loudly at start-up. */
     warnings: Object.freeze(warnings),
   });
+}
+
+/** The environment, checked key by key (EnvSchema), then as a whole (settingsOf). */
+const SettingsSchema = v.pipe(EnvSchema, v.transform(settingsOf));
+
+/**
+ * What the environment says, before anything is read from or written to a file: the settings
+ * as `v.InferOutput` of the schema, with social sign-in (lib/social-env.ts) beside them.
+ */
+export type Settings = v.InferOutput<typeof SettingsSchema> & {
+  /** Social sign-in: built-in providers with both credentials set, and generic OIDC providers. */
+  readonly social: SocialSettings;
+};
+
+/** Reads and checks every setting; throws ConfigError naming each bad key. Pure: no file is read or written. */
+export function parseSettings(source: Record<string, string | undefined>): Settings {
+  const raw = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = v.safeParse(SettingsSchema, raw);
+  const social = parseSocialSettings(raw);
+  if (!parsed.success || social.issues.length) {
+    const lines = (parsed.issues ?? []).map((issue) => `  ${v.getDotPath(issue) ?? "?"}: ${issue.message}`);
+    throw new ConfigError(`Invalid settings:\n${[...lines, ...social.issues].join("\n")}`);
+  }
+  return Object.freeze({ ...parsed.output, social: social.social, warnings: Object.freeze([...social.warnings, ...parsed.output.warnings]) });
+}
+
+/** The settings the service runs with: `Settings`, with the secret, the identity key and the extra CAs in hand. */
+export type Config = Readonly<
+  Omit<Settings, "secret" | "serverIdentityKey" | "outboundExtraCaFile"> & {
+    /** BETTER_AUTH_SECRET, or the development secret kept in DATA_DIR. */
+    secret: string;
+    /** SERVER_IDENTITY_KEY (hex), or the key generated once into DATA_DIR. Never log it. */
+    serverIdentityKey: string;
+    /** OUTBOUND_EXTRA_CA_FILE's certificates (PEM): trusted by the guarded fetcher besides the system's. Tests and private deployments. */
+    outboundExtraCa: string | undefined;
+  }
+>;
+
+/** The file side (lib/provision.ts): what no setting gives is generated once into DATA_DIR and kept there; extra CAs are read. */
+export function provision(settings: Settings): Config {
+  const { secret, serverIdentityKey, outboundExtraCaFile, ...rest } = settings;
+  const { dataDir } = settings;
+  const warnings = [...settings.warnings];
+  const ownSecret = secret ?? keptFile(dataDir, "dev-secret", () => randomBytes(32).toString("base64url"));
+  if (!secret) warnings.push(`BETTER_AUTH_SECRET is not set: using a development secret kept in ${resolve(dataDir, "dev-secret")}. Never run like this in production.`);
+  const identityKey = serverIdentityKey ?? privateKeyHex(keptFile(dataDir, "server-identity-key", () => PrivateKey.fromRandom().toHex().padStart(64, "0")));
+  if (!serverIdentityKey) {
+    warnings.push(
+      `SERVER_IDENTITY_KEY is not set: the mutual-authentication identity is a key kept in ${resolve(dataDir, "server-identity-key")}. ` +
+        "Set it in production, or the service's identity changes with the data directory" +
+        (settings.redisUrl ? "; with several instances (REDIS_URL) set the same key on each, or a peer that shook hands with one is refused by the others." : "."),
+    );
+  }
+  return Object.freeze({
+    ...rest,
+    secret: ownSecret,
+    serverIdentityKey: identityKey,
+    outboundExtraCa: outboundExtraCaFile ? readCaFile(outboundExtraCaFile) : undefined,
+    warnings: Object.freeze(warnings),
+  });
+}
+
+/** The settings from the environment, provisioned: what the composition roots start from. */
+export function loadEnv(source: Record<string, string | undefined> = process.env): Config {
+  return provision(parseSettings(source));
 }

@@ -31,7 +31,7 @@ export function errorFamilyOf(path: string): ErrorFamily {
   if (path === "/api" || path.startsWith("/api/")) return "problem";
   // BRC-104's handshake endpoint is an API too (lib/mutual-auth.ts).
   if (path === MUTUAL_AUTH_PATH) return "problem";
-  // Our MCP server is an RFC 6750 protected resource: `invalid_token` and friends (routes/mcp.ts).
+  // Our MCP server is an RFC 6750 protected resource: `invalid_token` and friends (routes/mcp/mcp.ts).
   if (path === MCP_PATH) return "rfc6749";
   return "html";
 }

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /**
- * The Prometheus metrics of one server (GET /metrics, routes/metrics.ts). Each instance has its
+ * The Prometheus metrics of one server (GET /metrics, routes/ops/metrics.ts). Each instance has its
  * own Registry, never prom-client's global one, so several servers in one process (the tests)
  * count apart. Every label takes values from a bounded set (route patterns, status codes, the
  * grant types and sign-in methods below), never raw paths or anything a caller chose.

@@ -40,6 +40,8 @@ export interface SafeFetch {
   (url: string, init?: SafeRequest): Promise<Response>;
   /** Step 1 alone, for refusing a URL when it is registered: throws OutboundRefused. */
   assertAllowed(url: string): Promise<void>;
+  /** The same fetcher (same address rule and CAs) with its own deadline or size cap, for a caller that needs them. */
+  withLimits(limits: Pick<SafeFetchOptions, "timeoutMs" | "maxBytes">): SafeFetch;
 }
 
 /** The target was refused before any byte was sent, or the exchange broke a limit. */
@@ -126,5 +128,6 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
     async assertAllowed(target: string) {
       await resolveTarget(parse(target), options.allowPrivate);
     },
+    withLimits: (limits: Pick<SafeFetchOptions, "timeoutMs" | "maxBytes">) => createSafeFetch({ ...options, ...limits }),
   });
 }

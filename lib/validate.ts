@@ -85,7 +85,7 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
  */
 export const RAW_FORM_BODY = Symbol.for("better-call.rawFormBody");
 
-/** The form text already read for this request (app.ts withBufferedBody), if any. */
+/** The form text already read for this request (withBufferedBody, routes/auth/better-auth.ts), if any. */
 export function rawFormOf(request: Request): string | undefined {
   const text = (request as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
   return typeof text === "string" ? text : undefined;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
+import { etag } from "hono/etag";
 import type { Auth } from "../auth.config.js";
 import { buildOpenApiDocument } from "./index.js";
 import type { RouteDeps, RouteEnv } from "../routes/middleware.js";
@@ -37,12 +38,13 @@ function documentFor(auth: Auth, authUrl: string): Promise<Built> {
 /** Public and the same for everyone: caches may keep it for five minutes, then revalidate by ETag. */
 const CACHEABLE = "public, max-age=300";
 
+const DOCUMENT_HEADERS = { "content-type": "application/json; charset=utf-8", "cache-control": CACHEABLE, "access-control-allow-origin": "*" };
+/** If-None-Match answered by hono/etag, over the ETag computed once with the document; a 304 keeps these headers (not Content-Type, RFC 9110 §15.4.5). */
+const revalidated = etag({ retainedHeaders: ["etag", "cache-control", "access-control-allow-origin"] });
+
 async function openapiJson(c: Ctx) {
-  const { body, etag } = await documentFor(c.var.deps.auth, c.var.deps.authUrl);
-  const headers = { "content-type": "application/json; charset=utf-8", "cache-control": CACHEABLE, etag, "access-control-allow-origin": "*" };
-  const match = c.req.header("if-none-match");
-  if (match && match.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag)) return c.body(null, 304, headers);
-  return c.body(body, 200, headers);
+  const { body, etag: tag } = await documentFor(c.var.deps.auth, c.var.deps.authUrl);
+  return c.body(body, 200, { ...DOCUMENT_HEADERS, etag: tag });
 }
 
 /**
@@ -85,6 +87,6 @@ async function referencePage(c: Ctx) {
 }
 
 /** Mounted at /api/openapi.json. */
-export const openapiDocumentRoutes = new Hono<RouteEnv<OpenApiDeps>>().get("/", openapiJson);
+export const openapiDocumentRoutes = new Hono<RouteEnv<OpenApiDeps>>().get("/", revalidated, openapiJson);
 /** Mounted at /api/reference. */
 export const apiReferenceRoutes = new Hono<RouteEnv<OpenApiDeps>>().get("/", referencePage);

@@ -1,4 +1,4 @@
-import { AuditLogQuery } from "../../routes/admin-audit-log.js";
+import { AuditLogQuery } from "../../routes/admin/audit-log.js";
 import { jsonResponse, problemResponses, queryParameters, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
 const AuditEvent = {
@@ -16,7 +16,7 @@ const AuditEvent = {
   },
 };
 
-/** routes/admin-audit-log.ts: the audit log, for administrators. */
+/** routes/admin/audit-log.ts: the audit log, for administrators. */
 export const adminPaths: Paths = {
   "/api/admin/audit-log": {
     get: {

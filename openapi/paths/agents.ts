@@ -1,6 +1,6 @@
 import { jsonResponse, pathParameter, problemResponses, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
-/** routes/agents.ts: the signed-in user's agent hosts, agents and capability grants. */
+/** routes/agents/agents.ts: the signed-in user's agent hosts, agents and capability grants. */
 const stateErrors = problemResponses({ ...UNAUTHORIZED, 403: "Refused from another site.", 404: "Not yours, or no such one.", 409: "Not in a state that allows it." });
 
 export const agentsPaths: Paths = {

@@ -1,6 +1,6 @@
 import { jsonResponse, pathParameter, problemResponses, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
-/** routes/authorized-apps.ts: the OAuth clients the signed-in user has consented to. */
+/** routes/oauth/authorized-apps.ts: the OAuth clients the signed-in user has consented to. */
 export const authorizedAppsPaths: Paths = {
   "/api/authorized-apps": {
     get: {

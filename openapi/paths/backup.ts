@@ -1,6 +1,6 @@
-import { BackupQuery } from "../../routes/backup.js";
-import { LinkOAuthBody } from "../../routes/backup-link-oauth.js";
-import { SyncBody, SyncQuery } from "../../routes/backup-sync.js";
+import { BackupQuery } from "../../routes/backup/backup.js";
+import { LinkOAuthBody } from "../../routes/backup/link-oauth.js";
+import { SyncBody, SyncQuery } from "../../routes/backup/sync.js";
 import { BAD_INPUT, BITCOIN_AUTH, jsonBody, jsonResponse, problemResponses, queryParameters, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
 /** routes/backup*.ts: the encrypted identity backup, its status, recovery links and key-signed sync. */

@@ -1,13 +1,13 @@
-import { EligibilityQuery, SigningRequest } from "../../routes/certificates.js";
-import { ChallengeRequest, RevokeRequest, VerifyRequest } from "../../routes/wallet-binding.js";
+import { EligibilityQuery, SigningRequest } from "../../routes/certificates/certificates.js";
+import { ChallengeRequest, RevokeRequest, VerifyRequest } from "../../routes/certificates/wallet-binding.js";
 import { BAD_INPUT, jsonBody, jsonResponse, MUTUAL_AUTH, pathParameter, problemResponses, PUBLIC, queryParameters, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
 const PEER = { 401: "Mutual authentication is missing or failed." };
 const tags = ["Certificates"];
 
 /**
- * routes/certificate-types.ts (the catalog), routes/certificates.ts (issuance, status,
- * revocation, readiness, eligibility), routes/wallet-binding.ts and routes/mutual-auth.ts.
+ * routes/certificates/types.ts (the catalog), routes/certificates/certificates.ts (issuance, status,
+ * revocation, readiness, eligibility), routes/certificates/wallet-binding.ts and routes/certificates/mutual-auth.ts.
  */
 export const certificatePaths: Paths = {
   "/api/certificates/types": {

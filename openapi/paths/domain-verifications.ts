@@ -1,7 +1,7 @@
-import { ByBapId, Create } from "../../routes/domain-verifications.js";
+import { ByBapId, Create } from "../../routes/domain-verifications/domain-verifications.js";
 import { BAD_INPUT, jsonBody, jsonResponse, pathParameter, problemResponses, queryParameters, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
-/** routes/domain-verifications.ts: proving a domain for an identity (and optionally an OAuth client). */
+/** routes/domain-verifications/domain-verifications.ts: proving a domain for an identity (and optionally an OAuth client). */
 export const domainVerificationPaths: Paths = {
   "/api/domain-verifications": {
     get: {

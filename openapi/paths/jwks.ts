@@ -1,6 +1,6 @@
 import { jsonResponse, PUBLIC, type Paths } from "../components.js";
 
-/** routes/jwks.ts: the public signing keys (served by us, in front of better-auth's /jwks). */
+/** routes/discovery/jwks.ts: the public signing keys (served by us, in front of better-auth's /jwks). */
 export const jwksPaths: Paths = {
   "/api/auth/jwks": {
     get: {

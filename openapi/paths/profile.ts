@@ -1,10 +1,10 @@
-import { ByBapIdOrPubkey, Publish, SaveDraft } from "../../routes/bap-profile.js";
-import { ByBapId, Pubkey } from "../../routes/profile.js";
-import { RegisterIdentity, RotateMemberKey } from "../../routes/user-bap-ids.js";
+import { ByBapIdOrPubkey, Publish, SaveDraft } from "../../routes/profile/bap-profile.js";
+import { ByBapId, Pubkey } from "../../routes/profile/shared.js";
+import { RegisterIdentity, RotateMemberKey } from "../../routes/profile/user-bap-ids.js";
 import * as v from "valibot";
 import { BAD_INPUT, BITCOIN_AUTH, jsonBody, jsonResponse, problemResponses, PUBLIC, queryParameters, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
-/** routes/user-bap-ids.ts and routes/bap-profile.ts: BAP identities and their profiles. */
+/** routes/profile/user-bap-ids.ts and routes/profile/bap-profile.ts: BAP identities and their profiles. */
 const errors = problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED, 404: "No such identity of yours.", 409: "Conflict.", 429: "Too many writes." });
 
 export const profilePaths: Paths = {

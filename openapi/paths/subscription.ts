@@ -1,7 +1,7 @@
-import { CheckoutBody } from "../../routes/subscription.js";
+import { CheckoutBody } from "../../routes/subscription/subscription.js";
 import { BAD_INPUT, jsonBody, jsonResponse, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
-/** routes/subscription.ts: paid tiers (Stripe Checkout, webhook, status). */
+/** routes/subscription/subscription.ts: paid tiers (Stripe Checkout, webhook, status). */
 const status: Operation = {
   tags: ["Subscription"],
   summary: "The signed-in user's tier and subscription",

@@ -1,7 +1,7 @@
 import { BAD_INPUT, jsonResponse, problemResponses, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
 /**
- * routes/wallet.ts: wallets connected to the signed-in user's identities. One router, two mounts:
+ * routes/wallet/wallet.ts: wallets connected to the signed-in user's identities. One router, two mounts:
  * /api/wallet and, for the published Sigma client, /api/auth/wallet.
  */
 const errors = problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED, 404: "No such identity or wallet of yours." });

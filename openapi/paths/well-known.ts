@@ -1,6 +1,6 @@
 import { jsonResponse, PUBLIC, type Paths } from "../components.js";
 
-/** routes/well-known.ts: discovery documents. */
+/** routes/discovery/well-known.ts: discovery documents. */
 export const wellKnownPaths: Paths = {
   "/.well-known/openid-configuration": {
     get: { tags: ["Discovery"], summary: "OpenID Connect discovery document (OIDC Discovery 1.0 §4)", security: PUBLIC, responses: { 200: jsonResponse("Provider metadata.") } },

@@ -4,7 +4,7 @@ import { defineErrorCodes } from "@better-auth/core/utils/error-codes";
 export const ACCOUNT_RESPONSE_ERROR_CODES = defineErrorCodes({
   /**
    * No endpoint under the auth base path answers this method at this path (better-auth's
-   * router answers a bare 404 there; app.ts gives it this body).
+   * router answers a bare 404 there; routes/auth/better-auth.ts gives it this body).
    */
   ENDPOINT_NOT_FOUND: "No endpoint here answers this method at this path.",
 });

@@ -16,7 +16,7 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
  * - POST /get-session answers as GET does (better-auth: 405 unless deferSessionRefresh).
  * - POST /sign-in/email answers `url: null` without a callbackURL (better-auth leaves `url` out).
  * - A method and path no endpoint answers gets `{message, code}` (ENDPOINT_NOT_FOUND), as the
- *   rest of the surface does, not better-auth's empty 404 (app.ts, which also sees disabledPaths).
+ *   rest of the surface does, not better-auth's empty 404 (routes/auth/better-auth.ts, which also sees disabledPaths).
  */
 export function accountResponses() {
   return {

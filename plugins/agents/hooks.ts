@@ -4,7 +4,7 @@ import { decodeJwt, decodeProtectedHeader } from "jose";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
 
 /**
- * Pause. agent-auth knows no "paused" state, so the owner's pause (routes/agents.ts) sets the
+ * Pause. agent-auth knows no "paused" state, so the owner's pause (routes/agents/agents.ts) sets the
  * agent's or host's status to `paused` and every JWT naming it is refused here. This must run
  * before agent-auth verifies the JWT: that step transparently reactivates an agent whose
  * session lapsed, which would otherwise turn `paused` back into `active`. The JWT is only

@@ -4,7 +4,7 @@ import { parseJsonOrNull } from "../../lib/json.js";
 
 /**
  * The owner's view of their agent hosts, agents and capability grants, and the owner's
- * controls: pause, resume, revoke (routes/agents.ts; the account page uses the same
+ * controls: pause, resume, revoke (routes/agents/agents.ts; the account page uses the same
  * functions). Each takes `db` first. A host is the owner's when its `userId` is theirs; an
  * agent when its own `userId` is, or (not yet approved) its host's is.
  *

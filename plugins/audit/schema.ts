@@ -14,7 +14,7 @@ export const auditSchema = {
       userId: { type: "string", required: false, index: true },
       /** The OAuth client's public client_id, when the event concerns one. */
       clientId: { type: "string", required: false },
-      /** The caller's address as our server saw it (lib/transport.ts CLIENT_IP_HEADER). */
+      /** The caller's address as our server saw it (lib/client-address.ts CLIENT_IP_HEADER). */
       ip: { type: "string", required: false },
       /** The X-Request-Id of the request that caused it (lib/logger.ts requestContext). */
       requestId: { type: "string", required: false },

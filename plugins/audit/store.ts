@@ -93,7 +93,7 @@ export async function pruneAuditEvents(db: Kysely<any>, olderThan: Date, limit: 
   return Number(result.numDeletedRows);
 }
 
-/** The JSON shape of an event (routes/admin-audit-log.ts and the admin CLI). */
+/** The JSON shape of an event (routes/admin/audit-log.ts and the admin CLI). */
 export function auditEventJson(event: AuditEvent) {
   let detail: unknown = null;
   try {

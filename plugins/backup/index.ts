@@ -19,7 +19,7 @@ export type BackupScope = (typeof BACKUP_SCOPES)[keyof typeof BACKUP_SCOPES];
 
 /**
  * Encrypted identity backups: the tables only (`npm run db:migrate` creates them). The HTTP
- * surface is the Hono sub-app in routes/backup.ts, which reads and writes them through
+ * surface is the Hono sub-app in routes/backup/backup.ts, which reads and writes them through
  * ./store.ts.
  */
 export function backup() {

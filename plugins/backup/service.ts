@@ -7,7 +7,7 @@ import * as store from "./store.js";
 
 /**
  * The backup operations that more than one front door offers: GET /api/backup/status and
- * POST /api/backup (routes/backup.ts) and the agent capabilities `backup.status` and
+ * POST /api/backup (routes/backup/backup.ts) and the agent capabilities `backup.status` and
  * `backup.push` (plugins/agents). Each front door authenticates its caller its own way and
  * hands over a `BackupCaller`; the rules about which identity is written stay here, once.
  */

@@ -4,7 +4,7 @@ import { isSuspended, listIdentities, type BapIdentity } from "./store.js";
 
 /**
  * The spec's "BAP identity registration record", as the owner sees it. Shared by
- * GET /api/user/bap-ids (routes/profile.ts) and the agent capability `profile.read`
+ * GET /api/user/bap-ids (routes/profile/shared.ts) and the agent capability `profile.read`
  * (plugins/agents): one query, one shape.
  * id, identity_key, root_address, current_address, identity, is_primary, plus stored metadata.
  */

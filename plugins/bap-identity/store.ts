@@ -8,7 +8,7 @@ export const isSuspended = (row: { suspendedAt?: unknown }) => row.suspendedAt !
 
 /**
  * Every read and write of the `bapIdentity` table through our own Kysely queries: the API
- * (routes/profile.ts), the account and consent pages, token claims and backups all go through
+ * (routes/profile/shared.ts), the account and consent pages, token claims and backups all go through
  * here, with one row type, one order ("primary first, then as registered") and one rule for
  * which identity is primary. Changes take the caller's user id and touch only that user's rows,
  * so another person's identity reads as missing, never as someone else's.

@@ -3,9 +3,9 @@ import { certificatesSchema } from "./schema.js";
 
 /**
  * Certificates: the tables only (`npm run db:migrate` creates them). The HTTP surface is
- * routes/certificates.ts and routes/wallet-binding.ts; issuance (BRC-52) is ./issuance.ts,
+ * routes/certificates/certificates.ts and routes/certificates/wallet-binding.ts; issuance (BRC-52) is ./issuance.ts,
  * revocation ./revocation.ts, persistence ./store.ts and ./binding-store.ts; eligibility is
- * routes/certificate-eligibility.ts.
+ * routes/certificates/eligibility.ts.
  */
 export function certificates() {
   return {

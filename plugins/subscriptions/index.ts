@@ -32,7 +32,7 @@ const sessionShowsCurrentTier = hookOn(
 /**
  * Paid tiers inside better-auth: the tables (./schema.ts), `subscriptionTier` on the session,
  * and the tier's limit on OAuth clients. Checkout, webhook and status are Hono routes
- * (routes/subscription.ts); the mint queue runs in ./worker.ts.
+ * (routes/subscription/subscription.ts); the mint queue runs in ./worker.ts.
  */
 export function subscriptions(options: { db: Kysely<any>; tiers: TierService }) {
   const { db, tiers } = options;

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { createSafeFetch, OutboundRefused, type SafeFetch } from "../../lib/safe-fetch.js";
+import { OutboundRefused, type SafeFetch } from "../../lib/safe-fetch.js";
 
 /**
  * The ordinals indexer behind one small interface: which NFTs (1Sat ordinals) an address holds
@@ -133,8 +133,8 @@ export function httpOrdinalsIndexer(options: HttpIndexerOptions): OrdinalsIndexe
   };
 }
 
-/** The service's indexer from its settings: its own guarded fetcher carries the per-attempt deadline. */
-export function ordinalsIndexer(settings: { ordinals: { apiUrl: string; timeoutMs: number }; outboundAllowPrivate: boolean }): OrdinalsIndexer {
-  const fetch = createSafeFetch({ allowPrivate: settings.outboundAllowPrivate, timeoutMs: settings.ordinals.timeoutMs, maxBytes: 4 * 1024 * 1024 });
+/** The service's indexer from its settings, over the shared guarded fetcher with the per-attempt deadline. */
+export function ordinalsIndexer(settings: { ordinals: { apiUrl: string; timeoutMs: number } }, safeFetch: SafeFetch): OrdinalsIndexer {
+  const fetch = safeFetch.withLimits({ timeoutMs: settings.ordinals.timeoutMs, maxBytes: 4 * 1024 * 1024 });
   return httpOrdinalsIndexer({ baseUrl: settings.ordinals.apiUrl, fetch });
 }

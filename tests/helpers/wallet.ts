@@ -4,7 +4,7 @@ import { newIdentity, registerIdentity, signRequest } from "./bap.js";
 import { signUp } from "./oauth.js";
 import type { TestServer } from "./server.js";
 
-/** The path every wallet-connection token signs (routes/wallet.ts CONNECT_TOKEN_PATH). */
+/** The path every wallet-connection token signs (routes/wallet/wallet.ts CONNECT_TOKEN_PATH). */
 export const CONNECT = "/api/wallet/connect";
 
 /** A wallet key of its own: what Yours or 1Sat would hold, and the address its ordinals sit at. */

@@ -22,19 +22,20 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
  */
 const ROOT = join(import.meta.dirname, "..", "..");
 
-/** Our server-side sources: app.ts, lib/, plugins/ and the JSON routes (the pages word their errors in routes/pages/error-words.ts). */
+/** Our server-side sources: app.ts, lib/, plugins/ and the JSON routes, in their family folders (the pages word their errors in routes/pages/error-words.ts). */
 function sources(): { file: string; text: string }[] {
   const files: string[] = ["app.ts", "auth.config.ts"];
   const walk = (dir: string) => {
     for (const name of readdirSync(join(ROOT, dir))) {
       const path = join(dir, name);
+      if (path === join("routes", "pages")) continue;
       if (statSync(join(ROOT, path)).isDirectory()) walk(path);
       else if (/\.tsx?$/.test(name)) files.push(path);
     }
   };
   walk("lib");
   walk("plugins");
-  for (const name of readdirSync(join(ROOT, "routes"))) if (/\.ts$/.test(name)) files.push(join("routes", name));
+  walk("routes");
   return files.map((file) => ({ file, text: readFileSync(join(ROOT, file), "utf8") }));
 }
 

@@ -93,16 +93,29 @@ describe("layering", () => {
 });
 
 describe("naming", () => {
+  /** Every .tsx file under routes/pages/, its path relative to that folder. */
+  const pageFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? pageFiles(join(dir, name)).map((f) => join(name, f)) : /\.tsx?$/.test(name) ? [name] : []));
+
   it("pages: <name>.tsx holds routes (a Hono app), <name>-page.tsx holds views and no routes", () => {
     const dir = join(ROOT, "routes", "pages");
     const misnamed: string[] = [];
-    for (const name of readdirSync(dir).filter((f) => f.endsWith(".tsx"))) {
+    for (const name of pageFiles(dir)) {
       const source = readFileSync(join(dir, name), "utf8");
       const routes = /new Hono\b/.test(source);
       if (name.endsWith("-page.tsx") && routes) misnamed.push(`${name} is a view file but mounts routes`);
-      if (/-routes\.tsx$/.test(name)) misnamed.push(`${name}: routes go in <name>.tsx`);
+      if (/-routes\.tsx?$/.test(name)) misnamed.push(`${name}: routes go in <name>.tsx`);
     }
     expect(misnamed).toEqual([]);
+  });
+
+  it("routes/: route files sit in one folder per family; the top level holds only what the families share", () => {
+    const shared = ["access-token.ts", "families.ts", "fast-lane.ts", "middleware.ts", "session.ts"];
+    const dir = join(ROOT, "routes");
+    const loose = readdirSync(dir).filter((name) => !statSync(join(dir, name)).isDirectory() && !shared.includes(name));
+    expect(loose).toEqual([]);
+    // app.ts mounts families, never a route file's router by itself.
+    expect(readFileSync(join(ROOT, "app.ts"), "utf8")).not.toMatch(/\bapp\.route\(/);
   });
 });
 

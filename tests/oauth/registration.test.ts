@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { MAX_BODY_BYTES } from "../../app.js";
+import { MAX_BODY_BYTES } from "../../routes/auth/better-auth.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp } from "../helpers/oauth.js";
 import { startTestServer, uniqueClientIp } from "../helpers/server.js";

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../../lib/db.js";
 import { applyMigrations } from "../../lib/migrate.js";
 import { createReadiness } from "../../lib/readiness.js";
-import { healthRoutes } from "../../routes/health.js";
+import { readinessRoutes } from "../../routes/ops/health.js";
 import { withDeps } from "../../routes/middleware.js";
 import { useTestServer } from "../helpers/fixtures.js";
 
@@ -28,11 +28,11 @@ describe("/healthz and /readyz", () => {
   });
 
   it("renders a failing check as a 503 problem that names it", async () => {
-    const app = withDeps(healthRoutes, {
+    const app = withDeps(readinessRoutes, {
       auth: undefined as never,
       readiness: async () => ({ ready: false, checks: { database: "ok", redis: "failing: connect ECONNREFUSED", migrations: "ok" } }),
     });
-    const res = await app.request("/readyz");
+    const res = await app.request("/");
     expect(res.status).toBe(503);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(res.headers.get("retry-after")).toBe("5");

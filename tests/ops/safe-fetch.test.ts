@@ -165,6 +165,16 @@ describe("the guarded fetcher over HTTP", () => {
     await expect(createSafeFetch({ allowPrivate: true, timeoutMs: 300 })(`${base}/slow`)).rejects.toThrow(/no answer within 300 ms/);
     expect(Date.now() - started).toBeLessThan(3000);
   });
+
+  it("gives a variant with its own limits and the same address rule (the one shared fetcher, collaborators.ts)", async () => {
+    const guarded = createSafeFetch({ allowPrivate: false });
+    hits.length = 0;
+    await expect(guarded.withLimits({ maxBytes: 1024 })(`${base}/jwks`)).rejects.toThrow(/resolves to 127\.0\.0\.1: loopback/);
+    expect(hits).toEqual([]);
+    const open = createSafeFetch({ allowPrivate: true });
+    await expect(open.withLimits({ maxBytes: 1024 })(`${base}/big`)).rejects.toThrow(/larger than 1024 bytes/);
+    expect((await open(`${base}/big`)).status).toBe(200);
+  });
 });
 
 describe("agent-auth's JWKS fetches", () => {

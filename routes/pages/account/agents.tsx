@@ -13,7 +13,7 @@ import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.
  * to the person) and each agent's capability grants, with plain forms to pause, resume and
  * revoke hosts and agents and to revoke a grant. Reading and every change go through
  * plugins/agents/agentStore.ts, the same functions as GET /api/agents and POST /api/agents/...
- * (routes/agents.ts), so ownership, the pause/resume state machine and revoke cascades are
+ * (routes/agents/agents.ts), so ownership, the pause/resume state machine and revoke cascades are
  * one code path for the page and the API.
  */
 

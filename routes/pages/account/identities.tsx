@@ -9,7 +9,7 @@ import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.
 import type { BapIdentityRow } from "./queries.js";
 
 /**
- * BAP identities registered to the account (routes/profile.ts); the primary one is what apps see
+ * BAP identities registered to the account (routes/profile/shared.ts); the primary one is what apps see
  * by default. A suspended one (attached before the owner proved the mailbox) asks to be
  * confirmed or removed; any identity can be removed unless it is the last way to sign in.
  */

@@ -7,7 +7,7 @@ import { appRoutes } from "./apps.js";
 import { identityRoutes } from "./identities.js";
 import { linkedAccountRoutes } from "./linked-accounts.js";
 import { loadAccountView } from "./load.js";
-import { organizationRoutes } from "./organization-routes.js";
+import { organizationRoutes } from "./organizations.js";
 import { ACCOUNT_PATH } from "./outcome.js";
 import { passkeyRoutes } from "./passkeys.js";
 import { profileRoutes } from "./profile.js";

@@ -5,7 +5,7 @@ import { html, withCookiesOf } from "../render.js";
 import { Section } from "./format.js";
 import { errorWords } from "./messages.js";
 import { accountForm, backWithError, backWithNotice, replayThenBack } from "./outcome.js";
-import { BackupCodesPage, TwoFactorSetupPage, TwoFactorVerifyPage } from "./two-factor-pages.js";
+import { BackupCodesPage, TwoFactorSetupPage, TwoFactorVerifyPage } from "./two-factor-page.js";
 
 /** `keySignInAsks`: key sign-in also stops at the code step (off with KEY_SIGN_IN_SKIPS_TWO_FACTOR). */
 export function TwoFactorSection(props: { enabled: boolean; hasPassword: boolean; keySignInAsks: boolean }) {

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { NftListing } from "../../../plugins/wallet/ownership.js";
 import { canReceivePayments, makePaymentWallet, makePrimaryWallet, removeConnection, type WalletConnection } from "../../../plugins/wallet/store.js";
-import { CONNECT_TOKEN_PATH } from "../../wallet.js";
+import { CONNECT_TOKEN_PATH } from "../../wallet/wallet.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
@@ -10,7 +10,7 @@ import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.
 import type { BapIdentityRow } from "./queries.js";
 
 /**
- * Connected wallets (routes/wallet.ts: the same store functions) and the NFTs they hold. A
+ * Connected wallets (routes/wallet/wallet.ts: the same store functions) and the NFTs they hold. A
  * wallet app connects itself, with a token only it can sign; an Ethereum browser wallet is
  * connected from this page (client/wallet-connect.ts signs the server's challenge with the
  * wallet and posts it to the API). The page manages connections and shows what the NFT

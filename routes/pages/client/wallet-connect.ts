@@ -5,7 +5,7 @@ import { postJson } from "./post-json.js";
  * at window.ethereum, as MetaMask and most extensions inject it) shares an account
  * (eth_requestAccounts), signs the server's challenge for the chosen identity (personal_sign,
  * EIP-191), and the page posts the signature to POST /api/wallet/connect (connectionMethod
- * evm; routes/wallet.ts checks it). No key ever reaches this page: the wallet signs.
+ * evm; routes/wallet/wallet.ts checks it). No key ever reaches this page: the wallet signs.
  * The form stays hidden until this script wires it up, so without JavaScript the page says
  * what connecting needs instead.
  */

@@ -1,0 +1,69 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { errorFamilyOf } from "../../lib/error-families.js";
+import { authRequestOf } from "../../lib/auth-request.js";
+import { OAuthError, problems } from "../../lib/errors.js";
+import { declaredLength, hasNoBody, withBufferedBody } from "../../lib/request-body.js";
+import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse } from "../../lib/respond.js";
+import { RAW_FORM_BODY } from "../../lib/validate.js";
+import { ACCOUNT_RESPONSE_ERROR_CODES } from "../../plugins/account-responses/error-codes.js";
+import type { RouteDeps, RouteEnv } from "../middleware.js";
+
+/** better-auth's surface under BASE_PATH: its handler, and AUTH_URL's path ("" without one, lib/path-prefix.ts). */
+export interface BetterAuthDeps extends RouteDeps {
+  prefix: string;
+}
+
+type Ctx = Context<RouteEnv<BetterAuthDeps>>;
+
+/** Largest body any /api route reads; past it a 413 problem, never a hang. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const tooLarge = () => problemResponse(problems.tooLarge());
+const streamedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+
+/** The limit on a declared length is a comparison; only a chunked body is counted as it streams. */
+export const authBodyLimit: MiddlewareHandler = (c, next) => {
+  if (hasNoBody(c.req.raw)) return next();
+  const length = declaredLength(c.req.raw);
+  if (length === undefined) return streamedLimit(c, next);
+  return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
+};
+
+/** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
+export function refused(path: string, detail: string): Response {
+  if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", detail));
+  return problemResponse(problems.badRequest(detail), path);
+}
+
+/** Every other path under BASE_PATH: the body read once (lib/request-body.ts), then better-auth's handler. */
+async function handle(c: Ctx) {
+  const req = await withBufferedBody(c.req.raw);
+  if (typeof req === "string") return refused(c.req.path, req);
+  // better-auth's routes are under AUTH_URL's path (lib/path-prefix.ts): the request it sees names it.
+  const { prefix } = c.var.deps;
+  // auth.handler reads the request once into its record (lib/auth-request.ts) and applies the
+  // limits of lib/limits.ts (auth.config.ts createAuth), 429 with Retry-After.
+  const forAuth = prefix ? underPrefix(req, prefix) : req;
+  const res = await c.var.deps.auth.handler(forAuth);
+  // The OAuth endpoints speak RFC 6749 even where better-auth's router answered for them (lib/auth-endpoints.ts).
+  const oauthRoute = authRequestOf(forAuth)?.endpoint.oauth;
+  if (oauthRoute) return asOAuthError(res, oauthRoute);
+  // better-auth's router answers a method and path it has no endpoint for with an empty 404
+  // (and disabledPaths with a plain-text one); the rest of its surface speaks `{message, code}`.
+  if (res.status === 404 && !res.headers.get("content-type")?.includes("json")) return betterAuthErrorResponse(404, ACCOUNT_RESPONSE_ERROR_CODES.ENDPOINT_NOT_FOUND);
+  return res;
+}
+
+/** The same request at its public path under AUTH_URL's (the raw form text kept, lib/request-body.ts). */
+function underPrefix(req: Request, prefix: string): Request {
+  const url = new URL(req.url);
+  url.pathname = `${prefix}${url.pathname}`;
+  const moved = new Request(url, { method: req.method, headers: req.headers, body: req.body, duplex: "half" } as RequestInit);
+  const raw = (req as unknown as Record<symbol, unknown>)[RAW_FORM_BODY];
+  if (raw !== undefined) Object.defineProperty(moved, RAW_FORM_BODY, { value: raw });
+  return moved;
+}
+
+/** Mounted at BASE_PATH, after every more specific family under it (routes/families.ts). */
+export const betterAuthRoutes = new Hono<RouteEnv<BetterAuthDeps>>().all("/*", handle);

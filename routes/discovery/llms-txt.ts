@@ -1,0 +1,100 @@
+import { Hono, type Context } from "hono";
+import { DEPRECATION_NOTICE_PATH, type DeprecatedRoute } from "../../lib/deprecations.js";
+import { BASE_PATH } from "../../lib/mount-paths.js";
+import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { RouteDeps, RouteEnv } from "../middleware.js";
+
+/**
+ * GET /llms.txt: the agent orientation document (spec, Versioning 3: where breaking changes
+ * are announced; discovery names it as `service_documentation`). Plain text an agent can read
+ * in one go: what this service is, and the first calls of each way in. Endpoints come from
+ * the live discovery metadata, the deprecations from the same table as the response headers.
+ */
+export interface LlmsTxtDeps extends RouteDeps {
+  /** AUTH_URL: the issuer. */
+  issuer: string;
+  /** Key sign-in's route name (SIGMA_SERVICE_NAME). */
+  sigmaServiceName: string;
+  /** Agent hosts may register themselves (AGENT_DYNAMIC_HOSTS). */
+  agentDynamicHosts: boolean;
+  deprecations: readonly DeprecatedRoute[];
+  /** The text once built (it depends on configuration only). */
+  document: { text?: Promise<string> };
+}
+
+type Ctx = Context<RouteEnv<LlmsTxtDeps>>;
+
+const list = (value: unknown) => (Array.isArray(value) ? value.join(", ") : "");
+
+function deprecationLines(table: readonly DeprecatedRoute[]): string[] {
+  if (!table.length) return ["None at present."];
+  return table.map((route) => {
+    const sunset = route.sunsetAt ? `; removed on ${route.sunsetAt.toISOString().slice(0, 10)}` : "";
+    return `- ${route.method} ${route.path}: deprecated since ${route.deprecatedAt.toISOString().slice(0, 10)}${sunset}.${route.note ? ` ${route.note}` : ""}`;
+  });
+}
+
+async function build(deps: LlmsTxtDeps): Promise<string> {
+  const m = (await deps.auth.api.getOpenIdConfig()) as unknown as Record<string, unknown>;
+  const api = deps.issuer + BASE_PATH;
+  const at = (key: string, fallback: string) => (typeof m[key] === "string" ? (m[key] as string) : fallback);
+  return [
+    "# Identity provider",
+    "",
+    `> An OAuth 2.1 / OpenID Connect authorization server at ${deps.issuer} where people and AI agents sign in with BAP (Bitcoin) identity keys, besides e-mail/password, social sign-in and passkeys. It verifies signatures and never holds private keys: never send it a key, a WIF, a backup password or a seed phrase.`,
+    "",
+    "## Start here",
+    `- Issuer: ${deps.issuer}`,
+    `- Discovery: ${deps.issuer}/.well-known/openid-configuration (also /.well-known/oauth-authorization-server)`,
+    `- Agent Auth Protocol discovery: ${deps.issuer}/.well-known/agent-configuration`,
+    `- API reference (OpenAPI 3.1): ${deps.issuer}/api/openapi.json`,
+    `- Signing keys (JWKS): ${at("jwks_uri", `${api}/jwks`)}`,
+    `- Scopes: ${list(m.scopes_supported)}`,
+    `- Grant types: ${list(m.grant_types_supported)}`,
+    `- Certificate catalog: ${deps.issuer}/api/certificates/types`,
+    "- Errors: OAuth endpoints answer RFC 6749 objects {error, error_description}; our /api routes answer RFC 9457 application/problem+json with a `code`; the rest of /api/auth answers {message, code}.",
+    "",
+    "## Register a client (no account needed; the same host is the sandbox)",
+    `POST ${at("registration_endpoint", `${api}${AUTH_PATHS.register}`)} with JSON, RFC 7591:`,
+    '  {"client_name": "My agent", "redirect_uris": ["http://127.0.0.1:8765/callback"], "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]}',
+    "Public clients (token_endpoint_auth_method none) get no secret and must use PKCE with S256. Redirect URIs are https, or http on loopback; matched exactly.",
+    `Then: authorization code + PKCE at ${at("authorization_endpoint", `${api}/oauth2/authorize`)}, tokens at ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)}.`,
+    "A client registered with member_pubkey must send X-Auth-Token (a Bitcoin-Auth token by that key over the token path and the exact form body) on every token request.",
+    "",
+    "## Sign in with a key (Bitcoin-Auth)",
+    `POST ${api}/sign-in/${deps.sigmaServiceName} with the body {"bapId":"<your BAP id>"} as compact JSON, and header X-Auth-Token: a Bitcoin-Auth token (npm package bitcoin-auth) made by the identity's member key over the path ${BASE_PATH}/sign-in/${deps.sigmaServiceName} (or ${api}/sign-in/${deps.sigmaServiceName}, bound to this host) and those exact body bytes.`,
+    "Token: pubkey|scheme|timestamp|requestPath|signature, scheme bsm or brc77, signed over requestPath|timestamp|sha256hex(body). Accepted within 5 minutes of its timestamp, once; canonical signatures only. The answer sets the session cookie.",
+    "A Bitcoin-Auth token is not an OAuth bearer token.",
+    "",
+    "## Enrol an agent host (Agent Auth Protocol)",
+    `1. A signed-in person creates the host: POST ${api}/host/create {"name": "..."} answers hostId and a one-time enrollmentToken.`,
+    `2. The host enrols its own Ed25519 key: POST ${api}/host/enroll {"token": "<enrollmentToken>", "public_key": <JWK>}.`,
+    `3. The host registers an agent with a host JWT (typ host+jwt, iss hostId, aud ${api}, a fresh jti, short exp; each jti is accepted once) as the bearer: POST ${api}/agent/register {"name", "capabilities", "reason"} with agent_public_key in the JWT. The person approves it with the user code it answers, at ${deps.issuer}/agents/approve.`,
+    `4. The agent calls capabilities with an agent JWT (typ agent+jwt, sub agent id, iss hostId): ${api}/capability/list, /capability/describe, /capability/execute.`,
+    deps.agentDynamicHosts ? "Hosts nobody enrolled may register themselves with an inline key here (autonomous mode)." : "Hosts must be enrolled by a person first: this server does not accept self-registered hosts.",
+    "",
+    "## Device grant (RFC 8628), for agents without a browser",
+    `1. POST ${at("device_authorization_endpoint", `${api}${AUTH_PATHS.deviceCode}`)} (form: client_id, scope) answers device_code, user_code, verification_uri, interval.`,
+    "2. Show the person the user code and verification_uri; they approve there.",
+    `3. Poll ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)} with grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code and client_id no faster than interval: authorization_pending, slow_down (wait longer), access_denied or expired_token until the tokens come. The client must be registered with that grant type.`,
+    "",
+    "## Breaking changes",
+    `They are announced here, in this document (${deps.issuer}${DEPRECATION_NOTICE_PATH}), and on the answers of the routes concerned: a Deprecation header (RFC 9745, @<unix seconds>), a Sunset header (RFC 8594, the removal date) and Link: <${deps.issuer}${DEPRECATION_NOTICE_PATH}>; rel="deprecation". OAuth/OIDC protocol paths are stable and never move under /v1/. Certificate type IDs and field names never change; a change needs a new type ID.`,
+    "Deprecated routes:",
+    ...deprecationLines(deps.deprecations),
+    "",
+  ].join("\n");
+}
+
+async function serveLlmsTxt(c: Ctx) {
+  const { deps } = c.var;
+  // Built once; a failed build is retried by the next request.
+  deps.document.text ??= build(deps).catch((err: unknown) => {
+    deps.document.text = undefined;
+    throw err;
+  });
+  return c.text(await deps.document.text, 200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" });
+}
+
+/** Mounted at /llms.txt. */
+export const llmsTxtRoutes = new Hono<RouteEnv<LlmsTxtDeps>>().get("/", serveLlmsTxt);

@@ -1,0 +1,76 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Hono, type Context } from "hono";
+import type { Kysely } from "kysely";
+import { OAuthError } from "../../lib/errors.js";
+import type { ResourceTokenVerifier } from "../../lib/resource-token.js";
+import { oauthErrorResponse } from "../../lib/respond.js";
+import { MCP_PATH } from "../../lib/mount-paths.js";
+import { bearerTokenOf } from "../access-token.js";
+import { mcpServer } from "./tools.js";
+import type { RouteDeps, RouteEnv } from "../middleware.js";
+
+/**
+ * Our own MCP server (streamable HTTP, stateless) at /mcp: a protected resource of this
+ * authorization server (RFC 9728). Every request carries an access token issued for it
+ * (RFC 8707 `resource` = `${AUTH_URL}/mcp`, an RFC 9068 JWT checked locally); without one
+ * the answer is 401 with `WWW-Authenticate: Bearer resource_metadata=...`, which is how an
+ * MCP client finds the metadata and from it this server (routes/discovery/well-known.ts).
+ */
+export interface McpDeps extends RouteDeps {
+  db: Kysely<any>;
+  authUrl: string;
+  tokens: ResourceTokenVerifier;
+}
+
+/** The scopes an MCP client is told to ask for (RFC 9728 `scopes_supported`): its tools' (routes/mcp/tools.ts), sign-in and refresh. */
+export const MCP_SCOPES = ["openid", "profile", "backup:read", "offline_access"] as const;
+
+export const mcpResource = (authUrl: string) => `${authUrl}${MCP_PATH}`;
+/** RFC 9728 §3.1: the well-known name inserted between the host and the resource's path (`/.well-known/oauth-protected-resource/idp/mcp` under a path issuer). */
+export const mcpResourceMetadataUrl = (authUrl: string) => {
+  const resource = new URL(mcpResource(authUrl));
+  return `${resource.origin}/.well-known/oauth-protected-resource${resource.pathname}`;
+};
+
+/** RFC 9728 §2: this resource's metadata document. */
+export function mcpResourceMetadata(authUrl: string) {
+  return {
+    resource: mcpResource(authUrl),
+    authorization_servers: [authUrl],
+    scopes_supported: [...MCP_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "Identity MCP server",
+    resource_documentation: `${authUrl}/llms.txt`,
+  };
+}
+
+/**
+ * 401 in RFC 6750 §3's words with RFC 9728 §5.1's `resource_metadata`: where the client learns
+ * which authorization server to ask. Without any token the challenge names no error (§3.1).
+ */
+function unauthorized(authUrl: string, description: string, tokenSent: boolean) {
+  const params = [`resource_metadata="${mcpResourceMetadataUrl(authUrl)}"`];
+  if (tokenSent) params.unshift(`error="invalid_token"`, `error_description="${description}"`);
+  return oauthErrorResponse(new OAuthError("invalid_token", description, { headers: { "www-authenticate": `Bearer ${params.join(", ")}` } }));
+}
+
+async function handle(c: Context<RouteEnv<McpDeps>>) {
+  const { db, authUrl, tokens } = c.var.deps;
+  const token = bearerTokenOf(c.req.raw.headers);
+  if (!token) return unauthorized(authUrl, "An access token for this resource is required.", false);
+  const claims = await tokens.verify(token);
+  if (!claims) return unauthorized(authUrl, "The access token is not one issued for this resource, or it has expired.", true);
+  const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
+  const server = mcpServer(db, { userId: claims.sub, bapId: typeof claims.bap_id === "string" ? claims.bap_id : null, scopes });
+  // Stateless: one server and transport per request, JSON answers (no SSE stream to keep open).
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  const res = await transport.handleRequest(c.req.raw, {
+    authInfo: { token, clientId: claims.client_id ?? "", scopes, expiresAt: claims.exp, resource: new URL(mcpResource(authUrl)) },
+  });
+  res.headers.set("cache-control", "no-store");
+  return res;
+}
+
+/** Mounted at /mcp. */
+export const mcpRoutes = new Hono<RouteEnv<McpDeps>>().all("/", handle);
