@@ -48,10 +48,11 @@ import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, NUL_REFUSED, RAW_FORM_BODY } from "./lib/validate.js";
 import { issuerPath } from "./lib/path-prefix.js";
 import { declaredLength, hasNoBody, hasNulInBasic, withBufferedBody } from "./lib/request-body.js";
+import type { Database } from "./lib/db/tables.js";
 
 export interface AppDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   authUrl: string;
   config: Config;

@@ -1,4 +1,4 @@
-import type { Database } from "./db.js";
+import type { DatabaseHandle } from "./db/connection.js";
 import { ServiceUnavailable, UNAVAILABLE_RETRY_AFTER } from "./errors.js";
 import { rawFormOf } from "./validate.js";
 
@@ -14,7 +14,7 @@ import { rawFormOf } from "./validate.js";
  * same token waits on the first one's row lock (PostgreSQL) or on the single connection
  * (SQLite), then finds it rotated, as before.
  */
-export function withAtomicRefresh(handler: (req: Request) => Promise<Response>, database: Database, tokenPath: string) {
+export function withAtomicRefresh(handler: (req: Request) => Promise<Response>, database: DatabaseHandle, tokenPath: string) {
   return async function atomicRefreshHandler(req: Request): Promise<Response> {
     if (req.method !== "POST" || new URL(req.url).pathname.replace(/\/+$/, "") !== tokenPath) return handler(req);
     if ((await grantTypeOf(req)) !== "refresh_token") return handler(req);

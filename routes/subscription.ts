@@ -15,6 +15,7 @@ import { verifyWebhook } from "../plugins/subscriptions/stripe.js";
 import { INTERVALS, PAID_TIER_IDS } from "../plugins/subscriptions/tiers.js";
 import { handleStripeEvent } from "../plugins/subscriptions/webhook.js";
 import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.js";
+import type { Database } from "../lib/db/tables.js";
 
 /**
  * Spec, "Subscription": checkout (Stripe Checkout), status (from NFT ownership) and the
@@ -22,7 +23,7 @@ import { noStore, signedIn, type RouteDeps, type RouteEnv } from "./middleware.j
  * unknown tier, an invalid interval or a price that is not configured, 401 without a session.
  */
 export interface SubscriptionDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   authUrl: string;
   tiers: TierService;

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { getSchema } from "better-auth/db";
 import type { DBFieldType } from "better-auth/db";
-import type { Database as DatabaseHandle } from "../lib/db.js";
+import type { DatabaseHandle } from "../lib/db/connection.js";
 import { MIGRATION_TABLE, applyMigrations } from "../lib/migrate.js";
 import { SCHEMA_DIR } from "../lib/schema-files.js";
 import { codeSchemaOptions } from "./generate.js";

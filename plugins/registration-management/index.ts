@@ -8,6 +8,7 @@ import { hookOn } from "../hooks.js";
 import { namedClientIds } from "../member-key/named-clients.js";
 import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
 import { checkRegistrationToken, clientUseRecorder, newRegistrationToken, saveRegistrationToken } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * RFC 7592 (dynamic client registration management): every registration answers a
@@ -52,7 +53,7 @@ function bearerToken(authorization: string | null | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-export function registrationManagement(options: { db: Kysely<any>; baseURL: string }) {
+export function registrationManagement(options: { db: Kysely<Database>; baseURL: string }) {
   const { db } = options;
   const clientUri = (clientId: string) => `${options.baseURL}${REGISTRATION_PATH}/${encodeURIComponent(clientId)}`;
 

@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { grantWithoutResources } from "./grant.js";
+import type { Database } from "../../lib/db/tables.js";
 
 type ResourcePolicy = NonNullable<OAuthOptions["resourcePolicy"]>;
 type ResourceRow = NonNullable<Awaited<ReturnType<ResourcePolicy["resolve"]>>>;
@@ -52,7 +53,7 @@ function openResource(identifier: string): ResourceRow {
  *
  * `policy` is oauth-provider's option; `plugin` carries the token endpoint's hook it relies on.
  */
-export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResources: readonly string[] }): { policy: ResourcePolicy; plugin: BetterAuthPlugin } {
+export function resourcePolicy({ db, ownResources }: { db: Kysely<Database>; ownResources: readonly string[] }): { policy: ResourcePolicy; plugin: BetterAuthPlugin } {
   const own = new Set(ownResources);
   const openHttps = (identifier: string) => identifier.startsWith("https://") && canonicalResource(identifier) === identifier;
   const unscoped = grantWithoutResources();
