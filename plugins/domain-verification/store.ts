@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { asDate, rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
+import { clientOwnerIds, isClientOwnedBy } from "../oauth-store/clients.js";
 
 /**
  * Every read and write of the `domainVerification` table. Reads by id take the caller's user
@@ -127,9 +128,8 @@ export async function recordCheck(db: Kysely<Database>, record: DomainVerificati
 }
 
 /** Whether `userId` owns the OAuth client `clientId` (its public client_id). */
-export async function ownsClient(db: Kysely<Database>, userId: string, clientId: string): Promise<boolean> {
-  const row = await db.selectFrom("oauthClient").select("id").where("clientId", "=", clientId).where("userId", "=", userId).executeTakeFirst();
-  return Boolean(row);
+export function ownsClient(db: Kysely<Database>, userId: string, clientId: string): Promise<boolean> {
+  return isClientOwnedBy(db, clientId, userId);
 }
 
 /**
@@ -139,12 +139,12 @@ export async function ownsClient(db: Kysely<Database>, userId: string, clientId:
  */
 export async function isVerifiedClientHost(db: Kysely<Database>, clientId: string, host: string, now = new Date()): Promise<boolean> {
   const rows = await db
-    .selectFrom("domainVerification as v")
-    .innerJoin("oauthClient as client", (join) => join.onRef("client.clientId", "=", "v.oauthClientId").onRef("client.userId", "=", "v.userId"))
-    .selectAll("v")
-    .where("v.oauthClientId", "=", clientId)
-    .where("v.domain", "=", host.toLowerCase())
-    .where("v.status", "=", "verified")
+    .selectFrom("domainVerification")
+    .selectAll()
+    .where("oauthClientId", "=", clientId)
+    .where("userId", "in", clientOwnerIds(db, clientId))
+    .where("domain", "=", host.toLowerCase())
+    .where("status", "=", "verified")
     .execute();
   return rows.some((row) => statusOf(toVerification(row), now) === "verified");
 }

@@ -4,6 +4,7 @@ import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoi
 import { OAuthError } from "../../lib/errors.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
 import { rawFormOf } from "../../lib/validate.js";
+import { findClientRow } from "../oauth-store/adapter.js";
 import { namedClientIds, repeatedParameter } from "./named-clients.js";
 import { memberKeySchema } from "./schema.js";
 
@@ -34,10 +35,10 @@ export function memberKey(options: MemberKeyOptions) {
   const maxBody = options.maxBodyBytes ?? 16_384;
   const memberKeys = new Map<string, { key: string | null; until: number }>();
 
-  async function memberKeyOf(adapter: { findOne: <T>(q: { model: string; where: { field: string; value: string }[] }) => Promise<T | null> }, clientId: string) {
+  async function memberKeyOf(adapter: Parameters<typeof findClientRow>[0], clientId: string) {
     let cached = memberKeys.get(clientId);
     if (!cached || cached.until < Date.now()) {
-      const client = await adapter.findOne<{ memberPubkey?: string | null }>({ model: "oauthClient", where: [{ field: "clientId", value: clientId }] });
+      const client = await findClientRow<{ memberPubkey?: string | null }>(adapter, clientId);
       cached = { key: client?.memberPubkey ?? null, until: Date.now() + CLIENT_CACHE_MS };
       if (memberKeys.size > 10_000) memberKeys.clear();
       memberKeys.set(clientId, cached);

@@ -38,6 +38,32 @@ export async function setClientDisabled(db: Kysely<Database>, clientId: string, 
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** A client's RFC 8707 allow-list: the resources it may ask for (empty: no list). */
+export async function clientResourceIds(db: Kysely<Database>, clientId: string): Promise<string[]> {
+  const links = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).execute();
+  return links.map((l) => l.resourceId);
+}
+
+/** The ids of anonymous clients (no owning user or reference), as a subquery for another table's query. */
+export function anonymousClientIds(db: Kysely<Database>) {
+  return db.selectFrom("oauthClient").select("clientId").where("userId", "is", null).where("referenceId", "is", null);
+}
+
+/** Deletes those of `clientIds` that are anonymous; their tokens and consents go with them (foreign keys). */
+export async function deleteAnonymousClients(db: Kysely<Database>, clientIds: readonly string[]): Promise<void> {
+  if (clientIds.length) await db.deleteFrom("oauthClient").where("clientId", "in", clientIds).where("userId", "is", null).where("referenceId", "is", null).execute();
+}
+
+/** Whether `userId` owns the client `clientId` (its public client_id). */
+export async function isClientOwnedBy(db: Kysely<Database>, clientId: string, userId: string): Promise<boolean> {
+  return Boolean(await db.selectFrom("oauthClient").select("id").where("clientId", "=", clientId).where("userId", "=", userId).executeTakeFirst());
+}
+
+/** The owner of the client `clientId` (none when anonymous or unknown), as a subquery for another table's query. */
+export function clientOwnerIds(db: Kysely<Database>, clientId: string) {
+  return db.selectFrom("oauthClient").select("userId").where("clientId", "=", clientId).where("userId", "is not", null);
+}
+
 export async function clientExists(db: Kysely<Database>, clientId: string): Promise<boolean> {
   return Boolean(await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst());
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import { rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
+import { anonymousClientIds, deleteAnonymousClients } from "../oauth-store/clients.js";
 
 /**
  * The registration access tokens of RFC 7592 and when each client was last used. A token is
@@ -90,15 +91,13 @@ export function clientUseRecorder(db: Kysely<Database>, options: { everyMs?: num
  */
 export async function expireUnusedAnonymousClients(db: Kysely<Database>, cutoff: Date): Promise<string[]> {
   const unused = await db
-    .selectFrom("oauthClientRegistration as r")
-    .innerJoin("oauthClient as c", "c.clientId", "r.clientId")
-    .select("r.clientId")
-    .where("c.userId", "is", null)
-    .where("c.referenceId", "is", null)
-    .where((eb) => eb.or([eb.and([eb("r.lastUsedAt", "is", null), eb("r.createdAt", "<", cutoff)]), eb("r.lastUsedAt", "<", cutoff)]))
+    .selectFrom("oauthClientRegistration")
+    .select("clientId")
+    .where("clientId", "in", anonymousClientIds(db))
+    .where((eb) => eb.or([eb.and([eb("lastUsedAt", "is", null), eb("createdAt", "<", cutoff)]), eb("lastUsedAt", "<", cutoff)]))
     .limit(500)
     .execute();
-  const ids = unused.map((row) => String(row.clientId));
-  if (ids.length) await db.deleteFrom("oauthClient").where("clientId", "in", ids).where("userId", "is", null).execute();
+  const ids = unused.map((row) => row.clientId);
+  await deleteAnonymousClients(db, ids);
   return ids;
 }

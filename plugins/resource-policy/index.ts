@@ -2,6 +2,7 @@ import type { OAuthOptions } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
 import type { Kysely } from "kysely";
+import { clientResourceIds } from "../oauth-store/clients.js";
 import { grantWithoutResources } from "./grant.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -69,9 +70,9 @@ export function resourcePolicy({ db, ownResources }: { db: Kysely<Database>; own
         refuse("name one resource per token request (RFC 8707 §2.2): each access token is for one resource");
       }
       if (own.has(identifier)) return row;
-      const links = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).execute();
-      if (links.length > 0) {
-        if (!links.some((l) => l.resourceId === identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
+      const allowed = await clientResourceIds(db, clientId);
+      if (allowed.length > 0) {
+        if (!allowed.includes(identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
         return row;
       }
       if (row) return row;
