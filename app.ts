@@ -45,10 +45,11 @@ import { walletBindingRoutes } from "./routes/certificates/wallet-binding.js";
 import { mcpResource, mcpRoutes } from "./routes/mcp/mcp.js";
 import { pageRoutes } from "./routes/pages/index.js";
 import { apiReferenceRoutes, openapiDocumentRoutes } from "./openapi/routes.js";
+import type { Database } from "./lib/db/tables.js";
 
 export interface AppDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   authUrl: string;
   config: Config;

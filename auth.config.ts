@@ -4,7 +4,7 @@ import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
-import { createDb, type Database } from "./lib/db.js";
+import { createDb, type DatabaseHandle } from "./lib/db/connection.js";
 import { withAtomicRefresh } from "./lib/atomic-refresh.js";
 import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
@@ -58,7 +58,7 @@ import { jobLeases } from "./plugins/job-lease/index.js";
 
 export interface AuthDeps {
   config: Config;
-  database: Database;
+  database: DatabaseHandle;
   logger: Logger;
   redis?: Redis;
   /** Built once by the composition root and shared with the app's routes (collaborators.ts). */
@@ -313,7 +313,7 @@ export async function accessTokenClaims({ scopes, referenceId }: { scopes: strin
 }
 
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
-async function profileClaims(database: Database, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
+async function profileClaims(database: DatabaseHandle, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
   if (!scopes.includes("profile")) return {};
   const row = await findSelectedIdentity(database.db, user.id, referenceId);
   return {

@@ -8,7 +8,7 @@ import { jwksDocument } from "./routes/discovery/jwks.js";
 import { authOptions, createAuth, type AuthDeps } from "./auth.config.js";
 import { createCollaborators } from "./collaborators.js";
 import { CLIENT_IP_HEADER, clientAddress } from "./lib/client-address.js";
-import { createDb } from "./lib/db.js";
+import { createDb } from "./lib/db/connection.js";
 import { DEPRECATED_ROUTES, deprecationOf, type DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import type { DestinationStream } from "pino";

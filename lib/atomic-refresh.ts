@@ -1,6 +1,6 @@
 import { AUTH_PATHS } from "./auth-endpoints.js";
 import type { EdgeHandler } from "./auth-request.js";
-import type { Database } from "./db.js";
+import type { DatabaseHandle } from "./db/connection.js";
 import { ServiceUnavailable, UNAVAILABLE_RETRY_AFTER } from "./errors.js";
 
 /**
@@ -15,7 +15,7 @@ import { ServiceUnavailable, UNAVAILABLE_RETRY_AFTER } from "./errors.js";
  * same token waits on the first one's row lock (PostgreSQL) or on the single connection
  * (SQLite), then finds it rotated, as before.
  */
-export function withAtomicRefresh(handler: EdgeHandler, database: Database): EdgeHandler {
+export function withAtomicRefresh(handler: EdgeHandler, database: DatabaseHandle): EdgeHandler {
   return async function atomicRefreshHandler(req, edge) {
     if (req.method !== "POST" || edge.path !== AUTH_PATHS.token || edge.grantType !== "refresh_token") return handler(req, edge);
     try {

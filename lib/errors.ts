@@ -135,7 +135,7 @@ export function isUniqueViolation(err: unknown): boolean {
  * e-mail address, a bapId), usually because two requests raced past the same existence check.
  * That is the caller's conflict, not our fault: 409, never 500 (RFC 9110 §15.5.10).
  *
- * lib/db.ts raises it for every query, so it reaches both families. It is a better-auth
+ * lib/db/unit-of-work.ts raises it for every query, so it reaches both families. It is a better-auth
  * APIError, which better-auth's router answers as `{code, message}` with status 409; respond.ts
  * renders it as a 409 problem on our own routes. `code` keeps the database's code, so
  * dependencies that detect a clash by that code to retry (better-auth's device codes,
@@ -158,7 +158,7 @@ export const UNAVAILABLE_RETRY_AFTER = 1;
  * fails at once as a 503 with Retry-After, never a 500 or a hang: a problem on our routes,
  * `temporarily_unavailable` (RFC 6749 §4.1.2.1) on the OAuth endpoints (respond.ts), better-auth's
  * `{code, message}` elsewhere. Like UniqueViolation it is an APIError, so better-auth's router
- * answers it as a 503 too. Raised by lib/db.ts for every query and by the Redis users
+ * answers it as a 503 too. Raised by lib/db/unit-of-work.ts for every query and by the Redis users
  * (lib/redis.ts, lib/bitcoin-auth.ts), from `cause` (kept for the log, never sent).
  */
 export class ServiceUnavailable extends APIError {

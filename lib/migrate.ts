@@ -3,9 +3,10 @@ import SQLite from "better-sqlite3";
 import type { BetterAuthOptions } from "better-auth";
 import { getMigrations } from "better-auth/db/migration";
 import { Migrator, sql, type Kysely, type MigrationResultSet } from "kysely";
-import type { Database } from "./db.js";
+import type { DatabaseHandle } from "./db/connection.js";
 import { ConfigError } from "./env.js";
 import { fileMigrationProvider, listMigrationFiles, SCHEMA_DIR, statementsOf, type MigrationFile } from "./schema-files.js";
+import type { Database } from "./db/tables.js";
 
 /** Where Kysely's Migrator records the applied files of schema/<dialect>/. */
 export const MIGRATION_TABLE = "schema_migration";
@@ -61,7 +62,7 @@ function withoutArrayEncodingNotes(options: BetterAuthOptions): BetterAuthOption
   };
 }
 
-function migrator(db: Kysely<any>, files: MigrationFile[], override = {}) {
+function migrator(db: Kysely<Database>, files: MigrationFile[], override = {}) {
   return new Migrator({
     db,
     provider: fileMigrationProvider(files, override),
@@ -71,7 +72,7 @@ function migrator(db: Kysely<any>, files: MigrationFile[], override = {}) {
 }
 
 /** The schema/ files of this database's dialect not yet recorded as applied, in order. */
-export async function pendingMigrations(database: Database, dir = SCHEMA_DIR): Promise<string[]> {
+export async function pendingMigrations(database: DatabaseHandle, dir = SCHEMA_DIR): Promise<string[]> {
   const files = listMigrationFiles(dir, database.type);
   const info = await migrator(database.db, files).getMigrations();
   return info.filter((m) => !m.executedAt).map((m) => m.name);
@@ -81,7 +82,7 @@ export async function pendingMigrations(database: Database, dir = SCHEMA_DIR): P
  * Applies the pending schema/ files in order and records each (Kysely's Migrator: a lock
  * table serialises instances starting together on PostgreSQL). Idempotent.
  */
-export async function applyMigrations(database: Database, dir = SCHEMA_DIR): Promise<string[]> {
+export async function applyMigrations(database: DatabaseHandle, dir = SCHEMA_DIR): Promise<string[]> {
   const files = listMigrationFiles(dir, database.type);
   return namesOf(await migrator(database.db, files).migrateToLatest());
 }
@@ -97,7 +98,7 @@ function namesOf({ error, results }: MigrationResultSet): string[] {
 /** Tables and their columns, by name; a named index as `index <name>` with no columns. */
 type Shape = Map<string, Set<string>>;
 
-async function shapeOf(database: Database): Promise<Shape> {
+async function shapeOf(database: DatabaseHandle): Promise<Shape> {
   const tables = await database.db.introspection.getTables();
   const indexes =
     database.type === "sqlite"
@@ -152,7 +153,7 @@ function missingFrom(live: Shape, wanted: Shape): string[] {
  * says. A database lacking part of the first migration is refused: nobody should guess how
  * it got that way. Returns the names baselined (none for a new or already recorded database).
  */
-export async function baselineLegacyDatabase(database: Database, dir = SCHEMA_DIR): Promise<string[]> {
+export async function baselineLegacyDatabase(database: DatabaseHandle, dir = SCHEMA_DIR): Promise<string[]> {
   const live = await shapeOf(database);
   if (live.has(MIGRATION_TABLE) || !live.has("user")) return [];
   const held: MigrationFile[] = [];

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { sql } from "kysely";
-import type { Database } from "./db.js";
+import type { DatabaseHandle } from "./db/connection.js";
 import { pendingMigrations } from "./migrate.js";
 
 export type CheckResult = "ok" | "not configured" | string;
@@ -32,7 +32,7 @@ const failure = (err: unknown) => `failing: ${err instanceof Error ? err.message
  * no schema/ migration is pending (another instance or `npm run db:migrate` may be behind or
  * ahead). Migrations are checked at most every `migrationsEveryMs`; they change only on deploys.
  */
-export function createReadiness(options: { database: Database; redis?: Redis; migrationsEveryMs?: number }) {
+export function createReadiness(options: { database: DatabaseHandle; redis?: Redis; migrationsEveryMs?: number }) {
   const { database, redis } = options;
   let migrations: { at: number; result: CheckResult } | null = null;
   const every = options.migrationsEveryMs ?? 30_000;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sql, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import { sql, type Migration, type MigrationProvider, type QueryExecutorProvider } from "kysely";
 
 /**
  * The committed schema: `schema/<dialect>/NNNN_name.sql`, written by `npm run db:generate`,
@@ -51,7 +51,8 @@ export function statementsOf(text: string): string[] {
     .filter(Boolean);
 }
 
-async function run(db: Kysely<any>, statements: string[]) {
+/** A migration runs before the tables it creates exist: raw statements on any executor. */
+async function run(db: QueryExecutorProvider, statements: string[]) {
   for (const statement of statements) await sql.raw(statement).execute(db);
 }
 

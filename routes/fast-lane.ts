@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
 import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
-import type { Database } from "../lib/db.js";
+import type { DatabaseHandle } from "../lib/db/connection.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
@@ -19,7 +19,7 @@ export interface FastLaneDeps {
   /** The Hono app: discovery is its own answer, taken once (it depends on configuration only). */
   app: Hono<any>;
   config: Config;
-  database: Database;
+  database: DatabaseHandle;
   /** The JWKS document the app serves too (routes/jwks.ts jwksDocument). */
   jwks: () => Promise<string>;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { authOptions } from "../auth.config.js";
 import { createCollaborators } from "../collaborators.js";
-import { createDb, type Database } from "../lib/db.js";
+import { createDb, type DatabaseHandle } from "../lib/db/connection.js";
 import { loadEnv } from "../lib/env.js";
 import { createLogger } from "../lib/logger.js";
 import { applyMigrations, planMigrations } from "../lib/migrate.js";
@@ -15,14 +15,14 @@ import { listMigrationFiles, SCHEMA_DIR, type Dialect } from "../lib/schema-file
  * schema/ does not depend on who generated it (the start-up check in server.ts compares
  * the configured server's own options, should a setting ever add a field).
  */
-export function codeSchemaOptions(database: Database) {
+export function codeSchemaOptions(database: DatabaseHandle) {
   const config = loadEnv({ BETTER_AUTH_SECRET: "schema-".repeat(6), LOG_LEVEL: "silent", DATABASE_URL: ":memory:", NODE_ENV: "development" });
   const logger = createLogger("silent");
   return authOptions({ config, database, logger, shared: createCollaborators({ config, logger }) });
 }
 
 /** What the code's schema still needs on top of schema/<dialect>/* (applied to `scratch`). */
-export async function schemaDrift(scratch: Database, dir = SCHEMA_DIR) {
+export async function schemaDrift(scratch: DatabaseHandle, dir = SCHEMA_DIR) {
   await applyMigrations(scratch, dir);
   return planMigrations(codeSchemaOptions(scratch));
 }
@@ -44,7 +44,7 @@ export function migrationName(pending: string[], number: number): string {
  * Writes schema/<dialect>/NNNN_name.sql with the SQL that brings the earlier files' schema
  * to the code's, or nothing (null) when they already agree.
  */
-export async function generateMigration(scratch: Database, options: { dir?: string; number: number; name?: string }) {
+export async function generateMigration(scratch: DatabaseHandle, options: { dir?: string; number: number; name?: string }) {
   const dir = options.dir ?? SCHEMA_DIR;
   const plan = await schemaDrift(scratch, dir);
   if (!plan.pending.length) return null;
@@ -61,7 +61,7 @@ export async function generateMigration(scratch: Database, options: { dir?: stri
 }
 
 /** An empty in-memory SQLite: where the sqlite files are replayed. */
-export function scratchSqlite(): Database {
+export function scratchSqlite(): DatabaseHandle {
   return createDb({ kind: "sqlite", file: ":memory:" });
 }
 
@@ -69,7 +69,7 @@ export function scratchSqlite(): Database {
  * A temporary database on the PostgreSQL server of `serverUrl` (its user needs CREATEDB),
  * dropped afterwards whatever happens. The database named in the URL is only used to connect.
  */
-export async function withScratchPostgres<T>(serverUrl: string, use: (scratch: Database) => Promise<T>): Promise<T> {
+export async function withScratchPostgres<T>(serverUrl: string, use: (scratch: DatabaseHandle) => Promise<T>): Promise<T> {
   const name = `idp_schema_scratch_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
@@ -89,7 +89,7 @@ export async function withScratchPostgres<T>(serverUrl: string, use: (scratch: D
   }
 }
 
-export async function withScratch<T>(dialect: Dialect, postgresUrl: string | undefined, use: (scratch: Database) => Promise<T>): Promise<T> {
+export async function withScratch<T>(dialect: Dialect, postgresUrl: string | undefined, use: (scratch: DatabaseHandle) => Promise<T>): Promise<T> {
   if (dialect === "postgres") {
     if (!postgresUrl) throw new Error("a PostgreSQL server URL is needed to generate the postgres migrations");
     return withScratchPostgres(postgresUrl, use);

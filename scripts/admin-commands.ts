@@ -1,18 +1,19 @@
 import { createJwk } from "better-auth/plugins";
 import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
-import { rowReader } from "../lib/db.js";
+import { rowReader } from "../lib/db/sqlite-values.js";
 import type { Logger } from "../lib/logger.js";
 import { recordAuditEvent, type AuditEntry } from "../plugins/audit/store.js";
 import * as clients from "../plugins/oauth-store/clients.js";
 import { revokeUserOAuthTokens } from "../plugins/oauth-store/grants.js";
 import { canonicalResource } from "../plugins/resource-policy/index.js";
+import type { Database } from "../lib/db/tables.js";
 
 /** The admin CLI's commands (scripts/admin.ts parses the arguments and prints the result). */
 
 export interface AdminServices {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   exportOpenApi(): Promise<unknown>;
   writeFile(file: string, text: string): void;
@@ -35,14 +36,7 @@ type Command = (services: AdminServices, args: string[], flags: CommandFlags) =>
 export class UsageError extends Error {}
 
 
-interface SessionSummary {
-  id: string;
-  createdAt: Date;
-  expiresAt: Date;
-  ipAddress: string | null;
-  userAgent: string | null;
-}
-const toSession = rowReader<SessionSummary>({ id: "text", createdAt: "date", expiresAt: "date", ipAddress: "text?", userAgent: "text?" });
+const toSession = rowReader("session", ["id", "createdAt", "expiresAt", "ipAddress", "userAgent"]);
 
 const iso = (d: Date | null) => (d ? d.toISOString() : "-");
 

@@ -16,7 +16,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createAuth, type Auth } from "../auth.config.js";
 import { createCollaborators } from "../collaborators.js";
-import { createDb, type Database } from "../lib/db.js";
+import { createDb, type DatabaseHandle } from "../lib/db/connection.js";
 import { ConfigError, loadEnv } from "../lib/env.js";
 import { createLogger, type Logger } from "../lib/logger.js";
 import { createRedis } from "../lib/redis.js";
@@ -60,7 +60,7 @@ try {
 }
 // Log lines (warnings) go to standard error; the command's output is standard output.
 const logger: Logger = createLogger(config.logLevel === "debug" ? "debug" : "warn");
-const database: Database = createDb(config.database);
+const database: DatabaseHandle = createDb(config.database);
 const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
 const shared = createCollaborators({ config, logger, redis });
 const auth: Auth = createAuth({ config, database, logger, redis, shared });

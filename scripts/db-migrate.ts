@@ -4,7 +4,7 @@
  * Idempotent.   npm run db:migrate [-- --dir DIR]
  */
 import { parseArgs } from "node:util";
-import { createDb } from "../lib/db.js";
+import { createDb } from "../lib/db/connection.js";
 import { loadEnv } from "../lib/env.js";
 import { applyMigrations, baselineLegacyDatabase } from "../lib/migrate.js";
 import { SCHEMA_DIR } from "../lib/schema-files.js";

@@ -7,10 +7,11 @@ import type { Mailer } from "../../lib/mailer.js";
 import { ACCOUNT_EMAIL_ERROR_CODES as CODES } from "./error-codes.js";
 import { revokeUserOAuthTokens } from "../oauth-store/grants.js";
 import { cancelPendingChange, newLinkToken, savePendingChange, saveUndo, takePendingChange, takeUndo } from "./pending.js";
+import type { Database } from "../../lib/db/tables.js";
 
 export interface ChangeEmailOptions {
   /** The shared Kysely instance (OAuth tokens are ended through it). */
-  db: Kysely<any>;
+  db: Kysely<Database>;
   send: Mailer;
   /** A session younger than this stands for re-authentication (s). @default 300 */
   reauthWindow: number;

@@ -8,6 +8,7 @@ import { listRegistrations } from "../bap-identity/registrations.js";
 import type { OrdinalsIndexer } from "../wallet/ordinals.js";
 import { OwnershipQuery, verifyOwnership } from "../wallet/ownership.js";
 import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * What agents may do here (Agent Auth Protocol §4): each capability has a JSON Schema for
@@ -17,7 +18,7 @@ import { AGENT_ERROR_CODES as CODES } from "./error-codes.js";
  */
 
 export interface CapabilityDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   /** Largest `encryptedBackup` accepted (BACKUP_MAX_BYTES), as for POST /api/backup. */
   backupMaxBytes: number;
   /** The NFT indexer client, as for POST /api/wallet/verify-ownership. */

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { asDate } from "../../lib/db/sqlite-values.js";
 import { parseJsonOrNull } from "../../lib/json.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The owner's view of their agent hosts, agents and capability grants, and the owner's
@@ -14,7 +15,7 @@ import { parseJsonOrNull } from "../../lib/json.js";
  * every grant, for good.
  */
 
-type Db = Kysely<any>;
+type Db = Kysely<Database>;
 
 const iso = (value: unknown) => (value === null || value === undefined ? null : asDate(value).toISOString());
 

@@ -8,9 +8,10 @@ import { hookOn, type Hook } from "../hooks.js";
 import { auditSchema } from "./schema.js";
 import { recordAuditEvent, type AuditEntry } from "./store.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { Database } from "../../lib/db/tables.js";
 
 export interface AuditOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger?: Logger;
   /** Key sign-in's route, `/sign-in/<SIGMA_SERVICE_NAME>` (plugins/key-sign-in). */
   keySignInPath: string;

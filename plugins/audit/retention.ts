@@ -2,13 +2,14 @@ import type { Kysely } from "kysely";
 import type { Logger } from "../../lib/logger.js";
 import { leaseHolder, releaseLease, takeLease } from "../job-lease/store.js";
 import { pruneAuditEvents } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 /** The lease (plugins/job-lease) that makes one instance at a time the pruner. */
 export const AUDIT_RETENTION_JOB = "audit-log-retention";
 
 export interface AuditRetentionOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   /** AUDIT_LOG_RETENTION_DAYS: events older than this are deleted. */
   retentionDays: number;

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
 import { requestContext, type Logger } from "../../lib/logger.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /** Every read and write of the `auditEvent` table. */
 
@@ -43,7 +44,7 @@ export interface AuditEvent {
   detail: string | null;
 }
 
-const toEvent = rowReader<AuditEvent>({ id: "text", at: "date", event: "text", userId: "text?", clientId: "text?", ip: "text?", requestId: "text?", detail: "text?" });
+const toEvent = rowReader("auditEvent", ["id", "at", "event", "userId", "clientId", "ip", "requestId", "detail"]);
 
 /** Kept small: a detail that grows past this is cut, so no caller can fill the table by accident. */
 const MAX_DETAIL = 2000;
@@ -52,7 +53,7 @@ const MAX_DETAIL = 2000;
  * Writes one audit row. Never throws: a request must not fail because its audit row could not
  * be written (the failure is logged with the event, so it is not lost silently).
  */
-export async function recordAuditEvent(db: Kysely<any>, logger: Logger | undefined, entry: AuditEntry): Promise<void> {
+export async function recordAuditEvent(db: Kysely<Database>, logger: Logger | undefined, entry: AuditEntry): Promise<void> {
   const requestId = requestContext.getStore()?.requestId ?? null;
   try {
     const detail = entry.detail && Object.keys(entry.detail).length ? JSON.stringify(entry.detail).slice(0, MAX_DETAIL) : null;
@@ -74,7 +75,7 @@ export interface AuditQuery {
 }
 
 /** Newest first. */
-export async function listAuditEvents(db: Kysely<any>, query: AuditQuery): Promise<AuditEvent[]> {
+export async function listAuditEvents(db: Kysely<Database>, query: AuditQuery): Promise<AuditEvent[]> {
   let select = db.selectFrom("auditEvent").selectAll();
   if (query.before) select = select.where("at", "<", query.before);
   if (query.event) select = select.where("event", "=", query.event);
@@ -87,7 +88,7 @@ export async function listAuditEvents(db: Kysely<any>, query: AuditQuery): Promi
  * Deletes up to `limit` events older than `olderThan`, oldest first; how many it deleted. One
  * short statement (a batch by the `at` index): the caller repeats it while it deletes a full batch.
  */
-export async function pruneAuditEvents(db: Kysely<any>, olderThan: Date, limit: number): Promise<number> {
+export async function pruneAuditEvents(db: Kysely<Database>, olderThan: Date, limit: number): Promise<number> {
   const batch = db.selectFrom("auditEvent").select("id").where("at", "<", olderThan).orderBy("at").limit(limit);
   const result = await db.deleteFrom("auditEvent").where("id", "in", batch).executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -4,6 +4,7 @@ import { BAP_ID_PATTERN } from "../../lib/bap.js";
 import { problem } from "../../lib/errors.js";
 import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import * as store from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The backup operations that more than one front door offers: GET /api/backup/status and
@@ -44,7 +45,7 @@ export const noIdentity = () => problem(CODES.NO_BAP_IDENTITY);
  * for (its referenceId), else the account's primary identity. A referenceId the user no
  * longer owns is refused, never silently redirected to another identity.
  */
-export async function identityOf(db: Kysely<any>, caller: BackupCaller): Promise<store.BapIdentityRef | null> {
+export async function identityOf(db: Kysely<Database>, caller: BackupCaller): Promise<store.BapIdentityRef | null> {
   if (caller.referenceId) {
     const selected = await store.findOwnedIdentity(db, caller.userId, caller.referenceId);
     if (!selected) throw notOwned("The identity this token was issued for is no longer registered to the account.");
@@ -54,7 +55,7 @@ export async function identityOf(db: Kysely<any>, caller: BackupCaller): Promise
 }
 
 /** GET /api/backup/status: whether the caller's identity has a backup, and its recovery links. */
-export async function backupStatus(db: Kysely<any>, caller: BackupCaller): Promise<BackupStatus> {
+export async function backupStatus(db: Kysely<Database>, caller: BackupCaller): Promise<BackupStatus> {
   const identity = await identityOf(db, caller);
   const meta = identity ? await store.findBackupMeta(db, identity.bapId) : null;
   const links = identity ? await store.listRecoveryLinks(db, identity.bapId) : [];
@@ -69,7 +70,7 @@ export async function backupStatus(db: Kysely<any>, caller: BackupCaller): Promi
 }
 
 /** POST /api/backup: the credential decides the identity; generation + 1. */
-export async function pushBackup(db: Kysely<any>, caller: BackupCaller, input: PushBackupInput) {
+export async function pushBackup(db: Kysely<Database>, caller: BackupCaller, input: PushBackupInput) {
   let identity = await identityOf(db, caller);
   // A body bapId never moves a backup to an identity the caller does not own. A session
   // may pick among its own identities; an OAuth token or an agent is bound to the one it has.

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { BapIdentity } from "../bap-identity/store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Queries of the backup tables (plugins/backup/schema.ts). Each takes `db` first; lookups
- * return `T | null`. Dates are written as Dates (lib/db.ts stores them on SQLite as better-auth
+ * return `T | null`. Dates are written as Dates (lib/db/sqlite-values.ts stores them on SQLite as better-auth
  * does) and read back as ISO strings through `iso()`.
  */
 
@@ -34,13 +35,13 @@ export interface RecoveryLink {
 
 const iso = (value: unknown): string => new Date(value as string | Date).toISOString();
 
-export async function findBackup(db: Kysely<any>, bapId: string): Promise<BackupRecord | null> {
+export async function findBackup(db: Kysely<Database>, bapId: string): Promise<BackupRecord | null> {
   const row = await db.selectFrom("bapBackup").select(["bapId", "backup", "lastUpdated", "generation"]).where("bapId", "=", bapId).executeTakeFirst();
   return row ? { bapId: row.bapId, backup: row.backup, lastUpdated: iso(row.lastUpdated), generation: Number(row.generation) } : null;
 }
 
 /** The record without its (possibly megabytes of) ciphertext. */
-export async function findBackupMeta(db: Kysely<any>, bapId: string): Promise<BackupMeta | null> {
+export async function findBackupMeta(db: Kysely<Database>, bapId: string): Promise<BackupMeta | null> {
   const row = await db.selectFrom("bapBackup").select(["bapId", "lastUpdated", "generation"]).where("bapId", "=", bapId).executeTakeFirst();
   return row ? { bapId: row.bapId, lastUpdated: iso(row.lastUpdated), generation: Number(row.generation) } : null;
 }
@@ -49,7 +50,7 @@ export async function findBackupMeta(db: Kysely<any>, bapId: string): Promise<Ba
  * The value `previousBackup` takes on a replacing write: the ciphertext being replaced, unless
  * the write repeats it (a retried sync), which would otherwise push out the one older copy.
  */
-const keepReplaced = sql`CASE WHEN ${sql.ref("bapBackup.backup")} = ${sql.ref("excluded.backup")} THEN ${sql.ref("bapBackup.previousBackup")} ELSE ${sql.ref("bapBackup.backup")} END`;
+const keepReplaced = sql<string | null>`CASE WHEN ${sql.ref("bapBackup.backup")} = ${sql.ref("excluded.backup")} THEN ${sql.ref("bapBackup.previousBackup")} ELSE ${sql.ref("bapBackup.backup")} END`;
 
 interface BackupWrite {
   bapId: string;
@@ -67,7 +68,7 @@ interface BackupWrite {
  * previous backup as it was. The replaced ciphertext moves to `previousBackup` in the same
  * statement (SET expressions read the row as it was before the update, in both databases).
  */
-export function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+export function storeBackup(db: Kysely<Database>, input: BackupWrite): Promise<number> {
   return upsertBackup(db, input, { firstGeneration: 1, bumpGeneration: true });
 }
 
@@ -75,11 +76,11 @@ export function storeBackup(db: Kysely<any>, input: BackupWrite): Promise<number
  * POST /api/backup/sync: the same upsert without touching `generation` (a new record starts
  * at 0: it has never been written through POST /api/backup).
  */
-export function syncBackup(db: Kysely<any>, input: BackupWrite): Promise<number> {
+export function syncBackup(db: Kysely<Database>, input: BackupWrite): Promise<number> {
   return upsertBackup(db, input, { firstGeneration: 0, bumpGeneration: false });
 }
 
-async function upsertBackup(db: Kysely<any>, input: BackupWrite, { firstGeneration, bumpGeneration }: { firstGeneration: number; bumpGeneration: boolean }): Promise<number> {
+async function upsertBackup(db: Kysely<Database>, input: BackupWrite, { firstGeneration, bumpGeneration }: { firstGeneration: number; bumpGeneration: boolean }): Promise<number> {
   const now = new Date();
   return db.transaction().execute(async (trx) => {
     const row = await trx
@@ -104,13 +105,13 @@ async function upsertBackup(db: Kysely<any>, input: BackupWrite, { firstGenerati
 export { findIdentity, findOwnedIdentity, findPrimaryIdentity } from "../bap-identity/store.js";
 
 /** An account whose key is `pubkey` (set by key sign-up), for identities with no registration record yet. */
-export async function findUserIdByPubkey(db: Kysely<any>, pubkey: string): Promise<string | null> {
+export async function findUserIdByPubkey(db: Kysely<Database>, pubkey: string): Promise<string | null> {
   const row = await db.selectFrom("user").select("id").where("pubkey", "=", pubkey).executeTakeFirst();
   return (row?.id as string | undefined) ?? null;
 }
 
 /** Whether the user has signed in with `provider` as `accountId` (better-auth's `account` table). */
-export async function hasLinkedAccount(db: Kysely<any>, userId: string, provider: string, accountId: string): Promise<boolean> {
+export async function hasLinkedAccount(db: Kysely<Database>, userId: string, provider: string, accountId: string): Promise<boolean> {
   const row = await db
     .selectFrom("account")
     .select("id")
@@ -131,7 +132,7 @@ const toLink = (row: Record<string, unknown>): RecoveryLink => ({
   linkedAt: iso(row.createdAt),
 });
 
-export async function findRecoveryLink(db: Kysely<any>, provider: string, accountId: string): Promise<RecoveryLink | null> {
+export async function findRecoveryLink(db: Kysely<Database>, provider: string, accountId: string): Promise<RecoveryLink | null> {
   const row = await db
     .selectFrom("backupRecoveryLink")
     .select(["provider", "accountId", "bapId", "userId", "createdAt"])
@@ -140,7 +141,7 @@ export async function findRecoveryLink(db: Kysely<any>, provider: string, accoun
   return row ? toLink(row) : null;
 }
 
-export async function listRecoveryLinks(db: Kysely<any>, bapId: string): Promise<RecoveryLink[]> {
+export async function listRecoveryLinks(db: Kysely<Database>, bapId: string): Promise<RecoveryLink[]> {
   const rows = await db
     .selectFrom("backupRecoveryLink")
     .select(["provider", "accountId", "bapId", "userId", "createdAt"])
@@ -156,7 +157,7 @@ export async function listRecoveryLinks(db: Kysely<any>, bapId: string): Promise
  * identities cannot both win. Returns the mapping now stored, whoever wrote it.
  */
 export async function linkRecoveryAccount(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   input: { provider: string; accountId: string; bapId: string; userId: string },
 ): Promise<RecoveryLink> {
   const key = providerAccountKey(input.provider, input.accountId);

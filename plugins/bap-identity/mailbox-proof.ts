@@ -4,6 +4,7 @@ import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { decodeJwt } from "jose";
 import type { Kysely } from "kysely";
 import { suspendBapIdentities } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Pre-account hijacking (OWASP ASVS 5.0 V6.4 / "account pre-hijacking", Sudhodanan & Paverd
@@ -66,7 +67,7 @@ async function verificationTarget(ctx: HookContext): Promise<string | null> {
   return found?.user.id ?? null;
 }
 
-async function voidUnprovenSignInMethods(ctx: HookContext, db: Kysely<any>, userId: string, keepSessionToken: string | null) {
+async function voidUnprovenSignInMethods(ctx: HookContext, db: Kysely<Database>, userId: string, keepSessionToken: string | null) {
   const { internalAdapter, adapter } = ctx.context;
   await suspendBapIdentities(db, userId);
   await adapter.deleteMany({ model: "passkey", where: [{ field: "userId", value: userId }] });
@@ -83,7 +84,7 @@ async function voidUnprovenSignInMethods(ctx: HookContext, db: Kysely<any>, user
   await internalAdapter.updateUser(userId, { emailVerified: true });
 }
 
-export function mailboxProof(db: Kysely<any>) {
+export function mailboxProof(db: Kysely<Database>) {
   const isProof = (ctx: { path?: string }) => ctx.path === "/reset-password" || ctx.path === "/verify-email";
   return {
     before: [

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
 import { setPublishedIdentity } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of the `bapProfileDraft` and `bapPublication` tables (the API's
@@ -35,16 +36,16 @@ export interface BapPublication {
 }
 
 
-const toDraft = rowReader<ProfileDraft>({ id: "text", bapId: "text", userId: "text", profile: "text", createdAt: "date", updatedAt: "date" });
-const toPublication = rowReader<BapPublication>({ id: "text", bapId: "text", userId: "text", txid: "text", profile: "text", kind: "text?", fundedBy: "text?", createdAt: "date" });
+const toDraft = rowReader("bapProfileDraft", ["id", "bapId", "userId", "profile", "createdAt", "updatedAt"]);
+const toPublication = rowReader("bapPublication", ["id", "bapId", "userId", "txid", "profile", "kind", "fundedBy", "createdAt"]);
 
-export async function findDraft(db: Kysely<any>, bapId: string): Promise<ProfileDraft | null> {
+export async function findDraft(db: Kysely<Database>, bapId: string): Promise<ProfileDraft | null> {
   const row = await db.selectFrom("bapProfileDraft").selectAll().where("bapId", "=", bapId).executeTakeFirst();
   return row ? toDraft(row) : null;
 }
 
 /** Creates or replaces the draft of `bapId` (the caller has checked the user owns it). */
-export async function saveDraft(db: Kysely<any>, userId: string, bapId: string, profile: string, now = new Date()): Promise<void> {
+export async function saveDraft(db: Kysely<Database>, userId: string, bapId: string, profile: string, now = new Date()): Promise<void> {
   await db
     .insertInto("bapProfileDraft")
     .values({ id: randomUUID(), bapId, userId, profile, createdAt: now, updatedAt: now })
@@ -53,13 +54,13 @@ export async function saveDraft(db: Kysely<any>, userId: string, bapId: string, 
 }
 
 /** Deletes the user's draft of `bapId`; false when there was none. */
-export async function deleteDraft(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+export async function deleteDraft(db: Kysely<Database>, userId: string, bapId: string): Promise<boolean> {
   const deleted = await db.deleteFrom("bapProfileDraft").where("bapId", "=", bapId).where("userId", "=", userId).executeTakeFirst();
   return Number(deleted.numDeletedRows) > 0;
 }
 
 /** The most recent publication of `bapId`. */
-export async function findLatestPublication(db: Kysely<any>, bapId: string): Promise<BapPublication | null> {
+export async function findLatestPublication(db: Kysely<Database>, bapId: string): Promise<BapPublication | null> {
   const row = await db.selectFrom("bapPublication").selectAll().where("bapId", "=", bapId).orderBy("createdAt", "desc").executeTakeFirst();
   return row ? toPublication(row) : null;
 }
@@ -79,7 +80,7 @@ export interface PublicationInput {
  * end of the draft it replaces. "txid-taken" (and no change) when that transaction is already
  * recorded, for any identity.
  */
-export async function recordPublication(db: Kysely<any>, userId: string, input: PublicationInput, now = new Date()): Promise<"recorded" | "txid-taken"> {
+export async function recordPublication(db: Kysely<Database>, userId: string, input: PublicationInput, now = new Date()): Promise<"recorded" | "txid-taken"> {
   return db.transaction().execute(async (trx) => {
     const clash = await trx.selectFrom("bapPublication").select(["bapId"]).where("txid", "=", input.txid).executeTakeFirst();
     if (clash) return "txid-taken" as const;

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { parseJsonOrNull } from "../../lib/json.js";
 import { isSuspended, listIdentities, type BapIdentity } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The spec's "BAP identity registration record", as the owner sees it. Shared by
@@ -29,6 +30,6 @@ export function registrationRecord(row: BapIdentity) {
 export type RegistrationRecord = ReturnType<typeof registrationRecord>;
 
 /** The user's identities, primary first, then in the order they were registered. */
-export async function listRegistrations(db: Kysely<any>, userId: string): Promise<RegistrationRecord[]> {
+export async function listRegistrations(db: Kysely<Database>, userId: string): Promise<RegistrationRecord[]> {
   return (await listIdentities(db, userId)).map(registrationRecord);
 }

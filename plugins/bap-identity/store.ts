@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely, SelectQueryBuilder } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
+import { rowReader } from "../../lib/db/sqlite-values.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /** Suspended by a mailbox proof (./mailbox-proof.ts) and not confirmed since. */
 export const isSuspended = (row: { suspendedAt?: unknown }) => row.suspendedAt !== null && row.suspendedAt !== undefined;
@@ -34,48 +35,48 @@ export interface BapIdentity {
   updatedAt: Date;
 }
 
-type Row = Record<string, any>;
+type Identities<O> = SelectQueryBuilder<Database, "bapIdentity", O>;
 
-const toIdentity = rowReader<BapIdentity>({ id: "text", userId: "text", bapId: "text", rootAddress: "text", currentAddress: "text?", memberPubkey: "text?", identity: "text?", isPrimary: "bool", name: "text?", counter: "int?", accountPubkey: "text?", suspendedAt: "date?", createdAt: "date", updatedAt: "date" });
+const toIdentity = rowReader("bapIdentity", ["id", "userId", "bapId", "rootAddress", "currentAddress", "memberPubkey", "identity", "isPrimary", "name", "counter", "accountPubkey", "suspendedAt", "createdAt", "updatedAt"]);
 
-const identities = (db: Kysely<any>) => db.selectFrom("bapIdentity").selectAll();
+const identities = (db: Kysely<Database>) => db.selectFrom("bapIdentity").selectAll();
 /** The one order: the primary identity first, then in the order they were registered. */
-const primaryFirst = <Q extends SelectQueryBuilder<any, any, any>>(query: Q): Q => query.orderBy("isPrimary", "desc").orderBy("createdAt", "asc") as Q;
+const primaryFirst = <O>(query: Identities<O>): Identities<O> => query.orderBy("isPrimary", "desc").orderBy("createdAt", "asc");
 /** A suspended identity speaks for no one (tokens, consent, primary) until its owner confirms it. */
-const inForce = <Q extends SelectQueryBuilder<any, any, any>>(query: Q): Q => query.where("suspendedAt", "is", null) as Q;
+const inForce = <O>(query: Identities<O>): Identities<O> => query.where("suspendedAt", "is", null);
 
-async function first(query: SelectQueryBuilder<any, any, Row>): Promise<BapIdentity | null> {
+async function first(query: Identities<Selectable<Database["bapIdentity"]>>): Promise<BapIdentity | null> {
   const row = await query.executeTakeFirst();
   return row ? toIdentity(row) : null;
 }
 
-export function findIdentity(db: Kysely<any>, bapId: string): Promise<BapIdentity | null> {
+export function findIdentity(db: Kysely<Database>, bapId: string): Promise<BapIdentity | null> {
   return first(identities(db).where("bapId", "=", bapId));
 }
 
 /** The user's identity `bapId`, suspended or not; null when it is someone else's or missing. */
-export function findOwnedIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<BapIdentity | null> {
+export function findOwnedIdentity(db: Kysely<Database>, userId: string, bapId: string): Promise<BapIdentity | null> {
   return first(identities(db).where("userId", "=", userId).where("bapId", "=", bapId));
 }
 
 /** The user's primary identity (the first registered when none is marked primary), suspended or not. */
-export function findPrimaryIdentity(db: Kysely<any>, userId: string): Promise<BapIdentity | null> {
+export function findPrimaryIdentity(db: Kysely<Database>, userId: string): Promise<BapIdentity | null> {
   return first(primaryFirst(identities(db).where("userId", "=", userId)));
 }
 
 /** The user's identities, primary first; `inForceOnly` leaves suspended ones out. */
-export async function listIdentities(db: Kysely<any>, userId: string, { inForceOnly = false } = {}): Promise<BapIdentity[]> {
+export async function listIdentities(db: Kysely<Database>, userId: string, { inForceOnly = false } = {}): Promise<BapIdentity[]> {
   const query = identities(db).where("userId", "=", userId);
   return (await primaryFirst(inForceOnly ? inForce(query) : query).execute()).map(toIdentity);
 }
 
 /** The identities a member key controls, primary first (public lookup during login). */
-export async function listIdentitiesOfMemberKey(db: Kysely<any>, memberPubkey: string): Promise<BapIdentity[]> {
+export async function listIdentitiesOfMemberKey(db: Kysely<Database>, memberPubkey: string): Promise<BapIdentity[]> {
   return (await primaryFirst(identities(db).where("memberPubkey", "=", memberPubkey)).execute()).map(toIdentity);
 }
 
 /** How many of the user's identities are in force (each is a way to sign in with a key). */
-export async function countIdentitiesInForce(db: Kysely<any>, userId: string): Promise<number> {
+export async function countIdentitiesInForce(db: Kysely<Database>, userId: string): Promise<number> {
   const row = await inForce(db.selectFrom("bapIdentity").select((eb) => eb.fn.countAll().as("n")).where("userId", "=", userId)).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
@@ -84,7 +85,7 @@ export async function countIdentitiesInForce(db: Kysely<any>, userId: string): P
  * The profile a token speaks for: the one selected at authorization (the consent and token
  * `referenceId`) when it belongs to the user and is in force, else the user's primary one in force.
  */
-export async function findSelectedIdentity(db: Kysely<any>, userId: string, referenceId?: string | null): Promise<BapIdentity | null> {
+export async function findSelectedIdentity(db: Kysely<Database>, userId: string, referenceId?: string | null): Promise<BapIdentity | null> {
   const mine = inForce(identities(db).where("userId", "=", userId));
   const selected = referenceId ? await first(mine.where("bapId", "=", referenceId)) : null;
   return selected ?? first(primaryFirst(mine));
@@ -94,11 +95,11 @@ export async function findSelectedIdentity(db: Kysely<any>, userId: string, refe
  * The one rule for the primary identity: exactly one of the user's identities is marked, and
  * the account's `pubkey` is its member key (key sign-in and tokens read it from there).
  */
-async function markPrimary(db: Kysely<any>, userId: string, id: string): Promise<void> {
+async function markPrimary(db: Kysely<Database>, userId: string, id: string): Promise<void> {
   await db.updateTable("bapIdentity").set({ isPrimary: false }).where("userId", "=", userId).execute();
   await db.updateTable("bapIdentity").set({ isPrimary: true }).where("id", "=", id).where("userId", "=", userId).execute();
 }
-const setAccountPubkey = (db: Kysely<any>, userId: string, pubkey: string | null) => db.updateTable("user").set({ pubkey }).where("id", "=", userId).execute();
+const setAccountPubkey = (db: Kysely<Database>, userId: string, pubkey: string | null) => db.updateTable("user").set({ pubkey }).where("id", "=", userId).execute();
 
 /**
  * Makes one of the user's identities in force the primary one (the `bap_id` an app sees by
@@ -106,7 +107,7 @@ const setAccountPubkey = (db: Kysely<any>, userId: string, pubkey: string | null
  * new signature is needed to choose among identities the account already holds; a suspended one
  * is confirmed first. False when the user has no such identity in force.
  */
-export async function makePrimary(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+export async function makePrimary(db: Kysely<Database>, userId: string, bapId: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await first(inForce(identities(trx).where("userId", "=", userId).where("bapId", "=", bapId)));
     if (!row) return false;
@@ -121,7 +122,7 @@ export async function makePrimary(db: Kysely<any>, userId: string, bapId: string
  * the account's `pubkey` is its member key (registration does the same), or null when no
  * identity is in force: a suspended identity speaks for no one in tokens.
  */
-async function syncPrimary(db: Kysely<any>, userId: string) {
+async function syncPrimary(db: Kysely<Database>, userId: string) {
   const head = await first(primaryFirst(inForce(identities(db).where("userId", "=", userId))));
   if (head && !head.isPrimary) await markPrimary(db, userId, head.id);
   await setAccountPubkey(db, userId, head?.memberPubkey ?? null);
@@ -146,7 +147,7 @@ export interface IdentityRegistration {
  * first identity becomes primary, as does one registered with `isPrimary: true`; `false` unmarks
  * it. "taken" (and no change) when another account holds the identity.
  */
-export async function registerIdentity(db: Kysely<any>, userId: string, input: IdentityRegistration, now = new Date()): Promise<"created" | "updated" | "taken"> {
+export async function registerIdentity(db: Kysely<Database>, userId: string, input: IdentityRegistration, now = new Date()): Promise<"created" | "updated" | "taken"> {
   return db.transaction().execute(async (trx) => {
     const existing = await findIdentity(trx, input.bapId);
     if (existing && existing.userId !== userId) return "taken" as const;
@@ -186,7 +187,7 @@ export async function registerIdentity(db: Kysely<any>, userId: string, input: I
  * derives the bapId and so always speaks for it); false when the identity is not the user's,
  * is suspended, or `from` lost the race to another rotation.
  */
-export async function rotateMemberKey(db: Kysely<any>, userId: string, rotation: { bapId: string; from: string; to: string; currentAddress?: string }, now = new Date()): Promise<boolean> {
+export async function rotateMemberKey(db: Kysely<Database>, userId: string, rotation: { bapId: string; from: string; to: string; currentAddress?: string }, now = new Date()): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await findOwnedIdentity(trx, userId, rotation.bapId);
     if (!row || isSuspended(row)) return false;
@@ -200,7 +201,7 @@ export async function rotateMemberKey(db: Kysely<any>, userId: string, rotation:
 }
 
 /** A publication was recorded: the identity document on chain is now this one. */
-export async function setPublishedIdentity(db: Kysely<any>, bapId: string, identity: string, now = new Date()): Promise<void> {
+export async function setPublishedIdentity(db: Kysely<Database>, bapId: string, identity: string, now = new Date()): Promise<void> {
   await db.updateTable("bapIdentity").set({ identity, updatedAt: now }).where("bapId", "=", bapId).execute();
 }
 
@@ -209,7 +210,7 @@ export async function setPublishedIdentity(db: Kysely<any>, bapId: string, ident
  * by whoever held the account then, so each is suspended (refused at key sign-in, left out of
  * tokens) until the owner confirms it. Answers how many were suspended.
  */
-export async function suspendBapIdentities(db: Kysely<any>, userId: string, at = new Date()): Promise<number> {
+export async function suspendBapIdentities(db: Kysely<Database>, userId: string, at = new Date()): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const result = await trx.updateTable("bapIdentity").set({ suspendedAt: at }).where("userId", "=", userId).where("suspendedAt", "is", null).executeTakeFirst();
     const suspended = Number(result.numUpdatedRows);
@@ -223,7 +224,7 @@ export async function suspendBapIdentities(db: Kysely<any>, userId: string, at =
  * before they proved the mailbox. False when the user has no such identity; true (and no
  * change) when it was not suspended.
  */
-export async function confirmBapIdentity(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+export async function confirmBapIdentity(db: Kysely<Database>, userId: string, bapId: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await findOwnedIdentity(trx, userId, bapId);
     if (!row) return false;
@@ -242,7 +243,7 @@ export type RemoveResult = "removed" | "not-found" | "last-sign-in-method";
  * `mayRemoveInForce` agrees (plugins/sign-in-methods: it must not be the last way to sign in);
  * a suspended identity is no way in, so removing it is always allowed.
  */
-export async function removeBapIdentity(db: Kysely<any>, userId: string, bapId: string, mayRemoveInForce: () => Promise<boolean>): Promise<RemoveResult> {
+export async function removeBapIdentity(db: Kysely<Database>, userId: string, bapId: string, mayRemoveInForce: () => Promise<boolean>): Promise<RemoveResult> {
   const row = await findOwnedIdentity(db, userId, bapId);
   if (!row) return "not-found";
   if (!isSuspended(row) && !(await mayRemoveInForce())) return "last-sign-in-method";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of `bapWalletBinding`: which wallet identity key a BAP identity's owner
@@ -17,15 +18,15 @@ export interface WalletBinding {
   verifiedAt: Date | null;
 }
 
-const toBinding = rowReader<WalletBinding>({ bapId: "text", userId: "text", identityKey: "text", challenge: "text?", challengeExpiresAt: "date?", verifiedAt: "date?" });
+const toBinding = rowReader("bapWalletBinding", ["bapId", "userId", "identityKey", "challenge", "challengeExpiresAt", "verifiedAt"]);
 
-export async function findBinding(db: Kysely<any>, bapId: string): Promise<WalletBinding | null> {
+export async function findBinding(db: Kysely<Database>, bapId: string): Promise<WalletBinding | null> {
   const row = await db.selectFrom("bapWalletBinding").selectAll().where("bapId", "=", bapId).executeTakeFirst();
   return row ? toBinding(row) : null;
 }
 
 /** The verified bindings of a wallet identity key. */
-export async function listVerifiedBindingsOfKey(db: Kysely<any>, identityKey: string): Promise<WalletBinding[]> {
+export async function listVerifiedBindingsOfKey(db: Kysely<Database>, identityKey: string): Promise<WalletBinding[]> {
   const rows = await db.selectFrom("bapWalletBinding").selectAll().where("identityKey", "=", identityKey).where("verifiedAt", "is not", null).orderBy("bapId").execute();
   return rows.map(toBinding);
 }
@@ -35,7 +36,7 @@ export async function listVerifiedBindingsOfKey(db: Kysely<any>, identityKey: st
  * verified binding keeps its key and verifiedAt until the new challenge is signed, so asking
  * is not revoking.
  */
-export async function openChallenge(db: Kysely<any>, userId: string, bapId: string, identityKey: string, message: string, expiresAt: Date): Promise<void> {
+export async function openChallenge(db: Kysely<Database>, userId: string, bapId: string, identityKey: string, message: string, expiresAt: Date): Promise<void> {
   const challenge = `${identityKey} ${message}`;
   const existing = await findBinding(db, bapId);
   if (!existing) {
@@ -54,7 +55,7 @@ export function openChallengeOf(binding: WalletBinding): { identityKey: string; 
 }
 
 /** Uses up the challenge (whatever the outcome) and, when `verified`, binds its key; false when it was already used. */
-export async function closeChallenge(db: Kysely<any>, bapId: string, storedChallenge: string, verified: { identityKey: string; at: Date } | null): Promise<boolean> {
+export async function closeChallenge(db: Kysely<Database>, bapId: string, storedChallenge: string, verified: { identityKey: string; at: Date } | null): Promise<boolean> {
   const result = await db
     .updateTable("bapWalletBinding")
     .set({ challenge: null, challengeExpiresAt: null, ...(verified ? { identityKey: verified.identityKey, verifiedAt: verified.at } : {}) })
@@ -64,7 +65,7 @@ export async function closeChallenge(db: Kysely<any>, bapId: string, storedChall
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function revokeBinding(db: Kysely<any>, userId: string, bapId: string): Promise<boolean> {
+export async function revokeBinding(db: Kysely<Database>, userId: string, bapId: string): Promise<boolean> {
   const result = await db.deleteFrom("bapWalletBinding").where("bapId", "=", bapId).where("userId", "=", userId).where("verifiedAt", "is not", null).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }

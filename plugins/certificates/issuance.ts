@@ -6,6 +6,7 @@ import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { findBinding } from "./binding-store.js";
 import type { RevocationChain } from "./revocation.js";
 import { recordCertificate } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * BRC-52 issuance (the certifier's side of `acquireCertificate` with the `issuance` protocol):
@@ -27,7 +28,7 @@ export interface IssuableType {
   /** Exactly these fields, no more, no fewer. */
   fields: readonly string[];
   /** Why the values cannot be attested for this subject, or null when they can. */
-  refuse(db: Kysely<any>, subject: string, values: Record<string, string>): Promise<string | null>;
+  refuse(db: Kysely<Database>, subject: string, values: Record<string, string>): Promise<string | null>;
 }
 
 /**
@@ -64,7 +65,7 @@ export interface SigningRequest {
 }
 
 export interface IssuanceDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   wallet: ProtoWallet;
   certifier: string;
   types: ReadonlyMap<string, IssuableType>;

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { findCertificate, moveRevocation, type IssuedCertificate } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The chain side of BRC-52 revocation: each certificate names a funded outpoint, and spending
@@ -35,7 +36,7 @@ export const NO_REVOCATION_CHAIN: RevocationChain = {
  * seen: enough for a verifier to stop trusting the certificate), observed -> confirmed (at
  * `depth` confirmations: only then final). Each move is compare-and-set on the state read.
  */
-export async function progressRevocation(db: Kysely<any>, chain: RevocationChain, depth: number, cert: IssuedCertificate): Promise<IssuedCertificate> {
+export async function progressRevocation(db: Kysely<Database>, chain: RevocationChain, depth: number, cert: IssuedCertificate): Promise<IssuedCertificate> {
   const { serialNumber } = cert;
   if (!chain.enabled || cert.revocationState === null || cert.revocationState === "confirmed") return cert;
   if (cert.revocationState === "prepared") {

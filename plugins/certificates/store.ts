@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of `issuedCertificate`. Revocation moves one step at a time and only
@@ -27,35 +28,23 @@ export interface IssuedCertificate {
   revocationUpdatedAt: Date | null;
 }
 
-const read = rowReader<Omit<IssuedCertificate, "fields"> & { fields: string }>({
-  id: "text",
-  serialNumber: "text",
-  type: "text",
-  subject: "text",
-  certifier: "text",
-  revocationOutpoint: "text",
-  fields: "text",
-  signature: "text",
-  issuedAt: "date",
-  revocationState: "text?",
-  revocationTxid: "text?",
-  revocationUpdatedAt: "date?",
-});
-const toCertificate = (row: Record<string, any>): IssuedCertificate => {
+const read = rowReader("issuedCertificate", ["id", "serialNumber", "type", "subject", "certifier", "revocationOutpoint", "fields", "signature", "issuedAt", "revocationState", "revocationTxid", "revocationUpdatedAt"]);
+const toCertificate = (row: Parameters<typeof read>[0]): IssuedCertificate => {
   const r = read(row);
+  // `revocationState` is text in the table; this store writes it only from a `RevocationState`.
   return { ...r, fields: JSON.parse(r.fields) as Record<string, string>, revocationState: r.revocationState as RevocationState | null };
 };
 
 export type NewCertificate = Pick<IssuedCertificate, "serialNumber" | "type" | "subject" | "certifier" | "revocationOutpoint" | "fields" | "signature">;
 
-export async function recordCertificate(db: Kysely<any>, cert: NewCertificate, now = new Date()): Promise<void> {
+export async function recordCertificate(db: Kysely<Database>, cert: NewCertificate, now = new Date()): Promise<void> {
   await db
     .insertInto("issuedCertificate")
     .values({ id: randomUUID(), ...cert, fields: JSON.stringify(cert.fields), issuedAt: now })
     .execute();
 }
 
-export async function findCertificate(db: Kysely<any>, serialNumber: string): Promise<IssuedCertificate | null> {
+export async function findCertificate(db: Kysely<Database>, serialNumber: string): Promise<IssuedCertificate | null> {
   const row = await db.selectFrom("issuedCertificate").selectAll().where("serialNumber", "=", serialNumber).executeTakeFirst();
   return row ? toCertificate(row) : null;
 }
@@ -64,7 +53,7 @@ export async function findCertificate(db: Kysely<any>, serialNumber: string): Pr
  * Moves a certificate's revocation from `from` (null: not revoked) to `to`; false when it was
  * no longer at `from` (another request moved it first).
  */
-export async function moveRevocation(db: Kysely<any>, serialNumber: string, from: RevocationState | null, to: RevocationState, txid?: string, now = new Date()): Promise<boolean> {
+export async function moveRevocation(db: Kysely<Database>, serialNumber: string, from: RevocationState | null, to: RevocationState, txid?: string, now = new Date()): Promise<boolean> {
   let query = db
     .updateTable("issuedCertificate")
     .set({ revocationState: to, revocationUpdatedAt: now, ...(txid ? { revocationTxid: txid } : {}) })
@@ -75,7 +64,7 @@ export async function moveRevocation(db: Kysely<any>, serialNumber: string, from
 }
 
 /** The certificates issued to a subject, newest first. */
-export async function listCertificatesOfSubject(db: Kysely<any>, subject: string): Promise<IssuedCertificate[]> {
+export async function listCertificatesOfSubject(db: Kysely<Database>, subject: string): Promise<IssuedCertificate[]> {
   const rows = await db.selectFrom("issuedCertificate").selectAll().where("subject", "=", subject).orderBy("issuedAt", "desc").orderBy("id").execute();
   return rows.map(toCertificate);
 }

@@ -2,6 +2,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
 import { isJsonObject } from "../../lib/json.js";
 import { hookOn } from "../hooks.js";
+import { findClientRow } from "../oauth-store/adapter.js";
 
 /**
  * The scope of an authorization request that names none (RFC 6749 §3.3 lets the server pick a
@@ -40,7 +41,7 @@ const requestScope = hookOn(
       if (!isJsonObject(params) || typeof params.client_id !== "string") continue;
       const requested = typeof params.scope === "string" ? params.scope.split(" ").filter(Boolean) : [];
       if (requested.length > 0 && !requested.includes(OFFLINE_ACCESS)) continue;
-      const client = (await ctx.context.adapter.findOne({ model: "oauthClient", where: [{ field: "clientId", value: params.client_id }] })) as { scopes?: unknown; grantTypes?: unknown } | null;
+      const client = await findClientRow<{ scopes?: unknown; grantTypes?: unknown }>(ctx.context.adapter, params.client_id);
       if (requested.length === 0) {
         const registered = listOf(client?.scopes);
         const scopes = registered ? DEFAULT_SCOPES.filter((s) => registered.includes(s)) : [...DEFAULT_SCOPES];

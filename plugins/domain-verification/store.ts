@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { asDate, rowReader } from "../../lib/db.js";
+import { asDate, rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
+import { clientOwnerIds, isClientOwnedBy } from "../oauth-store/clients.js";
 
 /**
  * Every read and write of the `domainVerification` table. Reads by id take the caller's user
@@ -29,22 +31,13 @@ export interface DomainVerification {
   createdAt: Date;
 }
 
-const toVerification = rowReader<DomainVerification>({
-  id: "text",
-  userId: "text",
-  bapId: "text",
-  domain: "text",
-  method: "text",
-  token: "text",
-  oauthClientId: "text?",
-  status: "text",
-  challengeExpiresAt: "date",
-  verifiedAt: "date?",
-  expiresAt: "date?",
-  lastCheckedAt: "date?",
-  failureReason: "text?",
-  createdAt: "date",
-});
+const readVerification = rowReader("domainVerification", ["id", "userId", "bapId", "domain", "method", "token", "oauthClientId", "status", "challengeExpiresAt", "verifiedAt", "expiresAt", "lastCheckedAt", "failureReason", "createdAt"]);
+
+/** `method` is text in the table; this store writes it only from a `VerificationMethod`. */
+function toVerification(row: Parameters<typeof readVerification>[0]): DomainVerification {
+  const record = readVerification(row);
+  return { ...record, method: record.method as VerificationMethod };
+}
 
 /**
  * The status as of `now`. A verified record that has run past `expiresAt` is expired (it
@@ -75,7 +68,7 @@ export interface NewVerification {
   challengeExpiresAt: Date;
 }
 
-export async function createVerification(db: Kysely<any>, userId: string, input: NewVerification, now = new Date()): Promise<DomainVerification> {
+export async function createVerification(db: Kysely<Database>, userId: string, input: NewVerification, now = new Date()): Promise<DomainVerification> {
   const row = {
     id: randomUUID(),
     userId,
@@ -97,7 +90,7 @@ export async function createVerification(db: Kysely<any>, userId: string, input:
  * The user's verifications that are pending: never verified, with a challenge that may still be
  * met (a failed check does not end one). How many, and when the first of them runs out.
  */
-export async function pendingVerifications(db: Kysely<any>, userId: string, now = new Date()): Promise<{ count: number; firstExpiry: Date | null }> {
+export async function pendingVerifications(db: Kysely<Database>, userId: string, now = new Date()): Promise<{ count: number; firstExpiry: Date | null }> {
   const row = await db
     .selectFrom("domainVerification")
     .select((eb) => [eb.fn.countAll().as("count"), eb.fn.min("challengeExpiresAt").as("firstExpiry")])
@@ -108,13 +101,13 @@ export async function pendingVerifications(db: Kysely<any>, userId: string, now 
   return { count: Number(row?.count ?? 0), firstExpiry: row?.firstExpiry ? asDate(row.firstExpiry) : null };
 }
 
-export async function findOwnedVerification(db: Kysely<any>, userId: string, id: string): Promise<DomainVerification | null> {
+export async function findOwnedVerification(db: Kysely<Database>, userId: string, id: string): Promise<DomainVerification | null> {
   const row = await db.selectFrom("domainVerification").selectAll().where("userId", "=", userId).where("id", "=", id).executeTakeFirst();
   return row ? toVerification(row) : null;
 }
 
 /** The records of one of the user's profiles, newest first. */
-export async function listVerifications(db: Kysely<any>, userId: string, bapId: string): Promise<DomainVerification[]> {
+export async function listVerifications(db: Kysely<Database>, userId: string, bapId: string): Promise<DomainVerification[]> {
   const rows = await db.selectFrom("domainVerification").selectAll().where("userId", "=", userId).where("bapId", "=", bapId).orderBy("createdAt", "desc").orderBy("id", "asc").execute();
   return rows.map(toVerification);
 }
@@ -126,7 +119,7 @@ export type CheckOutcome = { ok: true } | { ok: false; reason: string };
  * never verified becomes failed; a verified one keeps its verification until it expires (a
  * flaky check does not withdraw it early), with the reason kept either way.
  */
-export async function recordCheck(db: Kysely<any>, record: DomainVerification, outcome: CheckOutcome, validityMs: number, now = new Date()): Promise<DomainVerification> {
+export async function recordCheck(db: Kysely<Database>, record: DomainVerification, outcome: CheckOutcome, validityMs: number, now = new Date()): Promise<DomainVerification> {
   const changes = outcome.ok
     ? { status: "verified", verifiedAt: now, expiresAt: new Date(now.getTime() + validityMs), failureReason: null, lastCheckedAt: now }
     : { status: record.status === "verified" ? "verified" : "failed", failureReason: outcome.reason, lastCheckedAt: now };
@@ -135,9 +128,8 @@ export async function recordCheck(db: Kysely<any>, record: DomainVerification, o
 }
 
 /** Whether `userId` owns the OAuth client `clientId` (its public client_id). */
-export async function ownsClient(db: Kysely<any>, userId: string, clientId: string): Promise<boolean> {
-  const row = await db.selectFrom("oauthClient").select("id").where("clientId", "=", clientId).where("userId", "=", userId).executeTakeFirst();
-  return Boolean(row);
+export function ownsClient(db: Kysely<Database>, userId: string, clientId: string): Promise<boolean> {
+  return isClientOwnedBy(db, clientId, userId);
 }
 
 /**
@@ -145,14 +137,14 @@ export async function ownsClient(db: Kysely<any>, userId: string, clientId: stri
  * `clientId`, made by the person who owns that client? Exact host match: a verified
  * example.com says nothing about evil.example.com.
  */
-export async function isVerifiedClientHost(db: Kysely<any>, clientId: string, host: string, now = new Date()): Promise<boolean> {
+export async function isVerifiedClientHost(db: Kysely<Database>, clientId: string, host: string, now = new Date()): Promise<boolean> {
   const rows = await db
-    .selectFrom("domainVerification as v")
-    .innerJoin("oauthClient as client", (join) => join.onRef("client.clientId", "=", "v.oauthClientId").onRef("client.userId", "=", "v.userId"))
-    .selectAll("v")
-    .where("v.oauthClientId", "=", clientId)
-    .where("v.domain", "=", host.toLowerCase())
-    .where("v.status", "=", "verified")
+    .selectFrom("domainVerification")
+    .selectAll()
+    .where("oauthClientId", "=", clientId)
+    .where("userId", "in", clientOwnerIds(db, clientId))
+    .where("domain", "=", host.toLowerCase())
+    .where("status", "=", "verified")
     .execute();
   return rows.some((row) => statusOf(toVerification(row), now) === "verified");
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { asDate } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of the `jobLease` table: a background job that several instances share
@@ -19,7 +20,7 @@ export function leaseHolder(): string {
  * Takes the lease `job` for `holder` for `ttlMs`, or extends it when `holder` has it already.
  * True when `holder` holds it now; false when another holder's lease has not yet expired.
  */
-export async function takeLease(db: Kysely<any>, job: string, holder: string, ttlMs: number): Promise<boolean> {
+export async function takeLease(db: Kysely<Database>, job: string, holder: string, ttlMs: number): Promise<boolean> {
   const now = new Date();
   const until = new Date(now.getTime() + ttlMs);
   const row = await db
@@ -37,12 +38,12 @@ export async function takeLease(db: Kysely<any>, job: string, holder: string, tt
 }
 
 /** Gives the lease up (a stopping instance), so another may take it at its next round. */
-export async function releaseLease(db: Kysely<any>, job: string, holder: string): Promise<void> {
+export async function releaseLease(db: Kysely<Database>, job: string, holder: string): Promise<void> {
   await db.deleteFrom("jobLease").where("id", "=", job).where("holder", "=", holder).execute();
 }
 
 /** Who holds `job` and until when, or null. */
-export async function findLease(db: Kysely<any>, job: string): Promise<{ holder: string; expiresAt: Date } | null> {
+export async function findLease(db: Kysely<Database>, job: string): Promise<{ holder: string; expiresAt: Date } | null> {
   const row = await db.selectFrom("jobLease").select(["holder", "expiresAt"]).where("id", "=", job).executeTakeFirst();
   return row ? { holder: String(row.holder), expiresAt: asDate(row.expiresAt) } : null;
 }

@@ -7,10 +7,11 @@ import { addressOf, bapIdOfMemberKey, isBapId, isKeyAccountEmail, keyAccountEmai
 import { isSuspended } from "../bap-identity/store.js";
 import { findIdentity, listIdentitiesOfMemberKey, registerIdentity, type BapIdentity } from "../bap-identity/store.js";
 import { KEY_SIGN_IN_ERROR_CODES as CODES } from "./error-codes.js";
+import type { Database } from "../../lib/db/tables.js";
 
 export interface KeySignInOptions {
   /** The Kysely instance better-auth uses: identities are read and written through plugins/bap-identity/store.ts. */
-  db: Kysely<any>;
+  db: Kysely<Database>;
   bitcoinAuth: BitcoinAuthPolicy;
   /**
    * The route segment: POST /sign-in/<serviceName> and /sign-up/<serviceName> (setting

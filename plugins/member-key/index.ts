@@ -6,6 +6,7 @@ import { oauthErrorResponse } from "../../lib/respond.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { authRequestOf } from "../../lib/auth-request.js";
 import { BASE_PATH } from "../../lib/mount-paths.js";
+import { findClientRow } from "../oauth-store/adapter.js";
 import { namedClientIds, repeatedParameter } from "./named-clients.js";
 import { memberKeySchema } from "./schema.js";
 
@@ -36,10 +37,10 @@ export function memberKey(options: MemberKeyOptions) {
   const maxBody = options.maxBodyBytes ?? 16_384;
   const memberKeys = new Map<string, { key: string | null; until: number }>();
 
-  async function memberKeyOf(adapter: { findOne: <T>(q: { model: string; where: { field: string; value: string }[] }) => Promise<T | null> }, clientId: string) {
+  async function memberKeyOf(adapter: Parameters<typeof findClientRow>[0], clientId: string) {
     let cached = memberKeys.get(clientId);
     if (!cached || cached.until < Date.now()) {
-      const client = await adapter.findOne<{ memberPubkey?: string | null }>({ model: "oauthClient", where: [{ field: "clientId", value: clientId }] });
+      const client = await findClientRow<{ memberPubkey?: string | null }>(adapter, clientId);
       cached = { key: client?.memberPubkey ?? null, until: Date.now() + CLIENT_CACHE_MS };
       if (memberKeys.size > 10_000) memberKeys.clear();
       memberKeys.set(clientId, cached);

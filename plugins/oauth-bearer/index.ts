@@ -2,6 +2,7 @@ import { getOAuthProviderApi } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthEndpoint } from "better-auth/api";
 import * as v from "valibot";
+import { findAccessTokenReference } from "../oauth-store/adapter.js";
 
 /** Who an active OAuth access token speaks for. */
 export interface OAuthBearer {
@@ -50,10 +51,7 @@ export async function verifyAccessToken(ctx: EndpointContext, token: string, aud
   if (typeof payload.sub !== "string" || !payload.sub) return null;
   if (!isForAudience(token, payload, audience)) return null;
   // Opaque tokens keep the selected identity on their stored row; JWT access tokens carry it as `bap_id`.
-  const row = await ctx.context.adapter.findOne<{ referenceId?: string | null }>({
-    model: "oauthAccessToken",
-    where: [{ field: "token", value: await api.hashToken(token, "access_token") }],
-  });
+  const row = await findAccessTokenReference(ctx.context.adapter, await api.hashToken(token, "access_token"));
   const referenceId = row?.referenceId ?? (typeof payload.bap_id === "string" ? payload.bap_id : null);
   const clientId = typeof payload.client_id === "string" ? payload.client_id : null;
   const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * oauth-provider's registered clients (`oauthClient`) and their RFC 8707 allow-lists
@@ -8,7 +9,7 @@ import { rowReader } from "../../lib/db.js";
  */
 
 /** What a page shows of a client: its name, home page and icon as registered; null when unknown. */
-export async function findClientDisplay(db: Kysely<any>, clientId: string): Promise<{ name: string | null; uri: string | null; icon: string | null } | null> {
+export async function findClientDisplay(db: Kysely<Database>, clientId: string): Promise<{ name: string | null; uri: string | null; icon: string | null } | null> {
   const row = await db.selectFrom("oauthClient").select(["name", "uri", "icon"]).where("clientId", "=", clientId).executeTakeFirst();
   return row ? { name: row.name ?? null, uri: row.uri ?? null, icon: row.icon ?? null } : null;
 }
@@ -22,21 +23,48 @@ export interface ClientSummary {
   createdAt: Date | null;
 }
 
-const toClient = rowReader<ClientSummary>({ clientId: "text", name: "text?", disabled: "bool", public: "bool", userId: "text?", createdAt: "date?" });
+const toClient = rowReader("oauthClient", ["clientId", "name", "disabled", "public", "userId", "createdAt"]);
 
 /** Every registered client, oldest first. */
-export async function listClients(db: Kysely<any>): Promise<ClientSummary[]> {
+export async function listClients(db: Kysely<Database>): Promise<ClientSummary[]> {
   const rows = await db.selectFrom("oauthClient").select(["clientId", "name", "disabled", "public", "userId", "createdAt"]).orderBy("createdAt", "asc").execute();
-  return rows.map(toClient);
+  // oauth-provider leaves `disabled` and `public` NULL on a client registered without them: neither.
+  return rows.map(toClient).map((c) => ({ ...c, disabled: c.disabled ?? false, public: c.public ?? false }));
 }
 
 /** Disables or enables a client; false when there is no such client. */
-export async function setClientDisabled(db: Kysely<any>, clientId: string, disabled: boolean): Promise<boolean> {
+export async function setClientDisabled(db: Kysely<Database>, clientId: string, disabled: boolean): Promise<boolean> {
   const result = await db.updateTable("oauthClient").set({ disabled, updatedAt: new Date() }).where("clientId", "=", clientId).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function clientExists(db: Kysely<any>, clientId: string): Promise<boolean> {
+/** A client's RFC 8707 allow-list: the resources it may ask for (empty: no list). */
+export async function clientResourceIds(db: Kysely<Database>, clientId: string): Promise<string[]> {
+  const links = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).execute();
+  return links.map((l) => l.resourceId);
+}
+
+/** The ids of anonymous clients (no owning user or reference), as a subquery for another table's query. */
+export function anonymousClientIds(db: Kysely<Database>) {
+  return db.selectFrom("oauthClient").select("clientId").where("userId", "is", null).where("referenceId", "is", null);
+}
+
+/** Deletes those of `clientIds` that are anonymous; their tokens and consents go with them (foreign keys). */
+export async function deleteAnonymousClients(db: Kysely<Database>, clientIds: readonly string[]): Promise<void> {
+  if (clientIds.length) await db.deleteFrom("oauthClient").where("clientId", "in", clientIds).where("userId", "is", null).where("referenceId", "is", null).execute();
+}
+
+/** Whether `userId` owns the client `clientId` (its public client_id). */
+export async function isClientOwnedBy(db: Kysely<Database>, clientId: string, userId: string): Promise<boolean> {
+  return Boolean(await db.selectFrom("oauthClient").select("id").where("clientId", "=", clientId).where("userId", "=", userId).executeTakeFirst());
+}
+
+/** The owner of the client `clientId` (none when anonymous or unknown), as a subquery for another table's query. */
+export function clientOwnerIds(db: Kysely<Database>, clientId: string) {
+  return db.selectFrom("oauthClient").select("userId").where("clientId", "=", clientId).where("userId", "is not", null);
+}
+
+export async function clientExists(db: Kysely<Database>, clientId: string): Promise<boolean> {
   return Boolean(await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst());
 }
 
@@ -44,7 +72,7 @@ export async function clientExists(db: Kysely<any>, clientId: string): Promise<b
  * Replaces a client's RFC 8707 allow-list (each resource made an `oauthResource` row if it is
  * not one yet); an empty list clears it (any https resource the person consents to).
  */
-export async function replaceClientResources(db: Kysely<any>, clientId: string, resources: Iterable<string>): Promise<void> {
+export async function replaceClientResources(db: Kysely<Database>, clientId: string, resources: Iterable<string>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("oauthClientResource").where("clientId", "=", clientId).execute();
     const now = new Date();
@@ -59,7 +87,7 @@ export async function replaceClientResources(db: Kysely<any>, clientId: string, 
 }
 
 /** A client's allow-list, sorted; empty when it may ask for any https resource. */
-export async function listClientResources(db: Kysely<any>, clientId: string): Promise<string[]> {
+export async function listClientResources(db: Kysely<Database>, clientId: string): Promise<string[]> {
   const rows = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).orderBy("resourceId").execute();
   return rows.map((r) => String(r.resourceId));
 }

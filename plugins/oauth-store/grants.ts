@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * oauth-provider's grants as our code reads and ends them: consents (`oauthConsent`) and the
@@ -18,7 +19,7 @@ export interface AuthorizedApp {
 }
 
 /** The apps `userId` has consented to, most recently updated first. */
-export async function listAuthorizedApps(db: Kysely<any>, userId: string): Promise<AuthorizedApp[]> {
+export async function listAuthorizedApps(db: Kysely<Database>, userId: string): Promise<AuthorizedApp[]> {
   const rows = await db
     .selectFrom("oauthConsent as consent")
     .innerJoin("oauthClient as client", "client.clientId", "consent.clientId")
@@ -38,7 +39,7 @@ export async function listAuthorizedApps(db: Kysely<any>, userId: string): Promi
 }
 
 /** Removes the consent and every token the app holds for `userId`, together; false when there was no consent. */
-export async function revokeAuthorizedApp(db: Kysely<any>, userId: string, clientId: string): Promise<boolean> {
+export async function revokeAuthorizedApp(db: Kysely<Database>, userId: string, clientId: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const consent = await trx.deleteFrom("oauthConsent").where("userId", "=", userId).where("clientId", "=", clientId).executeTakeFirst();
     await trx.deleteFrom("oauthAccessToken").where("userId", "=", userId).where("clientId", "=", clientId).execute();
@@ -54,7 +55,7 @@ export async function revokeAuthorizedApp(db: Kysely<any>, userId: string, clien
  * the account page still lists them. Signed JWT access tokens are not stored and run to their
  * expiry (ACCESS_TOKEN_TTL).
  */
-export async function revokeUserOAuthTokens(db: Kysely<any>, userId: string): Promise<void> {
+export async function revokeUserOAuthTokens(db: Kysely<Database>, userId: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("oauthAccessToken").where("userId", "=", userId).execute();
     await trx.deleteFrom("oauthRefreshToken").where("userId", "=", userId).execute();

@@ -1,10 +1,11 @@
 import { CompiledQuery, type Kysely } from "kysely";
-import { asBool, asDate } from "../../lib/db.js";
+import { asBool, asDate } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * oauth-provider's clients and access tokens as the fast introspection (plugins/fast-lane)
  * reads them: each a statement built and compiled once, run with a fresh
- * parameter (SQLite's statement cache, lib/db.ts, then reuses the prepared statement). The
+ * parameter (SQLite's statement cache, lib/db/dialects.ts, then reuses the prepared statement). The
  * tables stay oauth-provider's: nothing here writes.
  */
 
@@ -69,7 +70,7 @@ function toToken(row: Record<string, unknown>): AccessTokenRow {
   };
 }
 
-export function oauthTokenStore(db: Kysely<any>) {
+export function oauthTokenStore(db: Kysely<Database>) {
   // The client and, when it is the token's own client, the token with its session and user: one
   // statement (one round trip on PostgreSQL) for the usual introspection.
   const bothSql = db

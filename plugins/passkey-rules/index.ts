@@ -4,6 +4,7 @@ import { hookOn } from "../hooks.js";
 import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
 import { remainingSignInMethods } from "../sign-in-methods/index.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The "last way to sign in" rule (plugins/sign-in-methods) for passkeys: POST /passkey/delete-passkey
@@ -14,7 +15,7 @@ import { remainingSignInMethods } from "../sign-in-methods/index.js";
  * the caller is authenticated; the endpoint's own middleware still decides whether the caller
  * may touch that passkey at all.
  */
-export function passkeyRules(db: Kysely<any>) {
+export function passkeyRules(db: Kysely<Database>) {
   const keepLastWayIn = hookOn(
     "/passkey/delete-passkey",
     createAuthMiddleware(async (ctx) => {

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "../../lib/logger.js";
 import { expireUnusedAnonymousClients } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -9,7 +10,7 @@ const DAY = 24 * 60 * 60 * 1000;
  * at start-up and then hourly, in batches. Every instance may run it: a delete is idempotent.
  * A failed round (database away) is logged and tried again at the next.
  */
-export function startClientExpiry(options: { db: Kysely<any>; ttlDays: number; logger: Logger; everyMs?: number }): { stop(): void } {
+export function startClientExpiry(options: { db: Kysely<Database>; ttlDays: number; logger: Logger; everyMs?: number }): { stop(): void } {
   const { db, ttlDays, logger } = options;
   let running = false;
   const round = async () => {

@@ -6,9 +6,12 @@ import { OAuthError } from "../../lib/errors.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
 import { hookOn } from "../hooks.js";
 import { namedClientIds } from "../member-key/named-clients.js";
+import { deleteClientRow, findClientRow, updateClientRow } from "../oauth-store/adapter.js";
+import { clientExists } from "../oauth-store/clients.js";
 import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
 import { checkRegistrationToken, clientUseRecorder, newRegistrationToken, saveRegistrationToken } from "./store.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * RFC 7592 (dynamic client registration management): every registration answers a
@@ -53,7 +56,7 @@ function bearerToken(authorization: string | null | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-export function registrationManagement(options: { db: Kysely<any>; baseURL: string }) {
+export function registrationManagement(options: { db: Kysely<Database>; baseURL: string }) {
   const { db } = options;
   const clientUri = (clientId: string) => `${options.baseURL}${REGISTRATION_PATH}/${encodeURIComponent(clientId)}`;
 
@@ -73,9 +76,9 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
     const token = bearerToken(ctx.headers?.get("authorization"));
     if (!token) invalidToken("send the registration access token as a Bearer token");
     if (!clientId || clientId.length > 255 || !(await checkRegistrationToken(db, clientId, token!))) invalidToken("the registration access token is not valid for this client");
-    const row = await ctx.context.adapter.findOne({ model: "oauthClient", where: [{ field: "clientId", value: clientId }] });
+    const row = await findClientRow<ClientRow>(ctx.context.adapter, clientId);
     if (!row) invalidToken("the registration access token is not valid for this client");
-    return row as ClientRow;
+    return row!;
   }
 
   /** After a registration: the management URI and its first token. */
@@ -127,9 +130,8 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
       if (ctx.headers?.get("authorization") || body.client_secret !== undefined || body.client_assertion !== undefined) return;
       const clientId = body.client_id;
       if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 255) return;
-      const found = await db.selectFrom("oauthClient").select("clientId").where("clientId", "=", clientId).executeTakeFirst();
       // A Response, not a thrown APIError: an after-hook's error would keep the endpoint's 400.
-      if (!found) return oauthErrorResponse(new OAuthError("invalid_client", "unknown client"));
+      if (!(await clientExists(db, clientId))) return oauthErrorResponse(new OAuthError("invalid_client", "unknown client"));
     }),
   );
 
@@ -143,7 +145,7 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
     const row = await managedClient(ctx);
     const update = clientUpdate(row, ctx.body, { development: process.env.NODE_ENV !== "production" });
     if ("error" in update) throw new APIError("BAD_REQUEST", update);
-    const updated = await ctx.context.adapter.update({ model: "oauthClient", where: [{ field: "clientId", value: row.clientId }], update: { ...update.fields, updatedAt: new Date() } });
+    const updated = await updateClientRow<ClientRow>(ctx.context.adapter, row.clientId, { ...update.fields, updatedAt: new Date() });
     ctx.setHeader("Cache-Control", "no-store");
     return ctx.json(await withNewToken((updated ?? { ...row, ...update.fields }) as ClientRow));
   });
@@ -151,7 +153,7 @@ export function registrationManagement(options: { db: Kysely<any>; baseURL: stri
   const deleteClient = createAuthEndpoint(`${REGISTRATION_PATH}/:clientId`, { method: "DELETE" }, async (ctx) => {
     const row = await managedClient(ctx);
     // Its tokens, consents and this registration go with it (foreign keys, on delete cascade).
-    await ctx.context.adapter.delete({ model: "oauthClient", where: [{ field: "clientId", value: row.clientId }] });
+    await deleteClientRow(ctx.context.adapter, row.clientId);
     return new Response(null, { status: 204, headers: { "Cache-Control": "no-store" } });
   });
 

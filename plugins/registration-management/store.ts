@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
+import { anonymousClientIds, deleteAnonymousClients } from "../oauth-store/clients.js";
 
 /**
  * The registration access tokens of RFC 7592 and when each client was last used. A token is
@@ -14,7 +16,7 @@ export interface ClientRegistration {
   lastUsedAt: Date | null;
 }
 
-const toRegistration = rowReader<ClientRegistration>({ clientId: "text", tokenHash: "text", createdAt: "date", lastUsedAt: "date?" });
+const toRegistration = rowReader("oauthClientRegistration", ["clientId", "tokenHash", "createdAt", "lastUsedAt"]);
 
 const hash = (token: string) => createHash("sha256").update(token, "utf8").digest("hex");
 
@@ -24,14 +26,14 @@ export function newRegistrationToken(): string {
 }
 
 /** Sets (or replaces: a rotation) the client's registration access token. */
-export async function saveRegistrationToken(db: Kysely<any>, clientId: string, token: string, now = new Date()): Promise<void> {
+export async function saveRegistrationToken(db: Kysely<Database>, clientId: string, token: string, now = new Date()): Promise<void> {
   const updated = await db.updateTable("oauthClientRegistration").set({ tokenHash: hash(token) }).where("clientId", "=", clientId).executeTakeFirst();
   if (Number(updated.numUpdatedRows)) return;
   await db.insertInto("oauthClientRegistration").values({ id: clientId, clientId, tokenHash: hash(token), createdAt: now, lastUsedAt: null }).execute();
 }
 
 /** Whether `token` is the client's registration access token, compared in constant time. */
-export async function checkRegistrationToken(db: Kysely<any>, clientId: string, token: string): Promise<boolean> {
+export async function checkRegistrationToken(db: Kysely<Database>, clientId: string, token: string): Promise<boolean> {
   const row = await db.selectFrom("oauthClientRegistration").selectAll().where("clientId", "=", clientId).executeTakeFirst();
   if (!row) return false;
   const stored = Buffer.from(toRegistration(row).tokenHash, "hex");
@@ -42,7 +44,7 @@ export async function checkRegistrationToken(db: Kysely<any>, clientId: string, 
 const HOUR = 60 * 60 * 1000;
 
 /** Marks the client used at `now` (a token was issued to it), unless the stored mark is newer than `everyMs`. */
-export async function touchClient(db: Kysely<any>, clientId: string, now = new Date(), everyMs = HOUR): Promise<void> {
+export async function touchClient(db: Kysely<Database>, clientId: string, now = new Date(), everyMs = HOUR): Promise<void> {
   const stale = new Date(now.getTime() - everyMs);
   await db
     .updateTable("oauthClientRegistration")
@@ -61,7 +63,7 @@ export async function touchClient(db: Kysely<any>, clientId: string, now = new D
  * request tries again). At most `maxClients` are remembered; the oldest entry goes first.
  * Answers whether the statement was sent.
  */
-export function clientUseRecorder(db: Kysely<any>, options: { everyMs?: number; maxClients?: number } = {}) {
+export function clientUseRecorder(db: Kysely<Database>, options: { everyMs?: number; maxClients?: number } = {}) {
   const everyMs = options.everyMs ?? HOUR;
   const maxClients = options.maxClients ?? 10_000;
   const touched = new Map<string, number>();
@@ -87,17 +89,15 @@ export function clientUseRecorder(db: Kysely<any>, options: { everyMs?: number; 
  * Clients a person registered while signed in are theirs to delete and never expire here.
  * Answers the client ids deleted.
  */
-export async function expireUnusedAnonymousClients(db: Kysely<any>, cutoff: Date): Promise<string[]> {
+export async function expireUnusedAnonymousClients(db: Kysely<Database>, cutoff: Date): Promise<string[]> {
   const unused = await db
-    .selectFrom("oauthClientRegistration as r")
-    .innerJoin("oauthClient as c", "c.clientId", "r.clientId")
-    .select("r.clientId")
-    .where("c.userId", "is", null)
-    .where("c.referenceId", "is", null)
-    .where((eb) => eb.or([eb.and([eb("r.lastUsedAt", "is", null), eb("r.createdAt", "<", cutoff)]), eb("r.lastUsedAt", "<", cutoff)]))
+    .selectFrom("oauthClientRegistration")
+    .select("clientId")
+    .where("clientId", "in", anonymousClientIds(db))
+    .where((eb) => eb.or([eb.and([eb("lastUsedAt", "is", null), eb("createdAt", "<", cutoff)]), eb("lastUsedAt", "<", cutoff)]))
     .limit(500)
     .execute();
-  const ids = unused.map((row) => String(row.clientId));
-  if (ids.length) await db.deleteFrom("oauthClient").where("clientId", "in", ids).where("userId", "is", null).execute();
+  const ids = unused.map((row) => row.clientId);
+  await deleteAnonymousClients(db, ids);
   return ids;
 }

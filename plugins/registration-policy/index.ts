@@ -4,6 +4,7 @@ import { isCompressedPubkey } from "../../lib/bitcoin-auth.js";
 import type { OAuthErrorCode } from "../../lib/errors.js";
 import { displayNameProblem, isLoopbackHttp, isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { updateClientRow } from "../oauth-store/adapter.js";
 
 const BAP_ID = /^[1-9A-HJ-NP-Za-km-z]{20,44}$/;
 
@@ -164,15 +165,11 @@ export function registrationPolicy(options: { development: boolean }) {
               ...(typeof body.member_pubkey === "string" ? { member_pubkey: body.member_pubkey } : {}),
               ...(typeof body.owner_bap_id === "string" ? { owner_bap_id: body.owner_bap_id } : {}),
             };
-            await ctx.context.adapter.update({
-              model: "oauthClient",
-              where: [{ field: "clientId", value: returned.client_id }],
-              update: {
-                memberPubkey: extension.member_pubkey ?? null,
-                ownerBapId: extension.owner_bap_id ?? null,
-                public: returned.token_endpoint_auth_method === "none",
-                type: typeof returned.application_type === "string" ? returned.application_type : "web",
-              },
+            await updateClientRow(ctx.context.adapter, returned.client_id, {
+              memberPubkey: extension.member_pubkey ?? null,
+              ownerBapId: extension.owner_bap_id ?? null,
+              public: returned.token_endpoint_auth_method === "none",
+              type: typeof returned.application_type === "string" ? returned.application_type : "web",
             });
             if (Object.keys(extension).length) return ctx.json({ ...returned, ...extension });
           }),

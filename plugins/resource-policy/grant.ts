@@ -3,6 +3,7 @@ import { createAuthMiddleware } from "better-auth/api";
 import { isJsonObject, parseJsonOrNull } from "../../lib/json.js";
 import { hookOn, type Hook } from "../hooks.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { findRefreshTokenResources } from "../oauth-store/adapter.js";
 
 type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
 type ProviderOptions = Parameters<typeof getOAuthProviderApi>[1];
@@ -31,10 +32,7 @@ async function presentedGrantResources(ctx: EndpointContext, body: Record<string
     return resourceList(value.resource) ?? resourceList(value.query?.resource) ?? [];
   }
   if (body.grant_type === "refresh_token" && typeof body.refresh_token === "string" && body.refresh_token) {
-    const row = await ctx.context.adapter.findOne<{ resources?: unknown }>({
-      model: "oauthRefreshToken",
-      where: [{ field: "token", value: await api.hashToken(body.refresh_token, "refresh_token") }],
-    });
+    const row = await findRefreshTokenResources(ctx.context.adapter, await api.hashToken(body.refresh_token, "refresh_token"));
     return row ? (resourceList(row.resources) ?? []) : null;
   }
   return null;

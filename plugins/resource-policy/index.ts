@@ -2,8 +2,10 @@ import type { OAuthOptions } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError } from "better-auth/api";
 import type { Kysely } from "kysely";
+import { clientResourceIds } from "../oauth-store/clients.js";
 import { grantWithoutResources } from "./grant.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { Database } from "../../lib/db/tables.js";
 
 type ResourcePolicy = NonNullable<OAuthOptions["resourcePolicy"]>;
 type ResourceRow = NonNullable<Awaited<ReturnType<ResourcePolicy["resolve"]>>>;
@@ -53,7 +55,7 @@ function openResource(identifier: string): ResourceRow {
  *
  * `policy` is oauth-provider's option; `plugin` carries the token endpoint's hook it relies on.
  */
-export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResources: readonly string[] }): { policy: ResourcePolicy; plugin: BetterAuthPlugin } {
+export function resourcePolicy({ db, ownResources }: { db: Kysely<Database>; ownResources: readonly string[] }): { policy: ResourcePolicy; plugin: BetterAuthPlugin } {
   const own = new Set(ownResources);
   const openHttps = (identifier: string) => identifier.startsWith("https://") && canonicalResource(identifier) === identifier;
   const unscoped = grantWithoutResources();
@@ -69,9 +71,9 @@ export function resourcePolicy({ db, ownResources }: { db: Kysely<any>; ownResou
         refuse("name one resource per token request (RFC 8707 §2.2): each access token is for one resource");
       }
       if (own.has(identifier)) return row;
-      const links = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).execute();
-      if (links.length > 0) {
-        if (!links.some((l) => l.resourceId === identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
+      const allowed = await clientResourceIds(db, clientId);
+      if (allowed.length > 0) {
+        if (!allowed.includes(identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
         return row;
       }
       if (row) return row;

@@ -2,6 +2,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { hookOn } from "../hooks.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { updateClientRow } from "../oauth-store/adapter.js";
 
 /**
  * OIDC RP-Initiated Logout 1.0 §3.1: a client registers `post_logout_redirect_uris` to
@@ -20,11 +21,7 @@ const endSessionForLogoutUris = hookOn(
     if (!returned || typeof returned !== "object" || isAPIError(returned) || returned instanceof Response) return;
     const uris = returned.post_logout_redirect_uris;
     if (typeof returned.client_id !== "string" || !Array.isArray(uris) || uris.length === 0) return;
-    await ctx.context.adapter.update({
-      model: "oauthClient",
-      where: [{ field: "clientId", value: returned.client_id }],
-      update: { enableEndSession: true },
-    });
+    await updateClientRow(ctx.context.adapter, returned.client_id, { enableEndSession: true });
   }),
 );
 

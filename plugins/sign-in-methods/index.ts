@@ -1,6 +1,7 @@
 import type { AuthContext } from "better-auth";
 import type { Kysely } from "kysely";
 import { countIdentitiesInForce, removeBapIdentity, type RemoveResult } from "../bap-identity/store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 interface AccountRow {
   id: string;
@@ -21,7 +22,7 @@ export interface SignInMethodsContext {
  */
 
 /** Whether one BAP identity in force can go and still leave a way to sign in. */
-export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db: Kysely<any>, userId: string): Promise<boolean> {
+export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db: Kysely<Database>, userId: string): Promise<boolean> {
   const left = await remainingSignInMethods(context, db, userId, "");
   return left.password || left.accounts > 0 || left.passkeys > 0 || left.bapIdentities > 1;
 }
@@ -35,7 +36,7 @@ export async function canRemoveOneBapIdentity(context: SignInMethodsContext, db:
  */
 export async function remainingSignInMethods(
   context: SignInMethodsContext,
-  db: Kysely<any>,
+  db: Kysely<Database>,
   userId: string,
   excludeAccountId: string,
 ): Promise<{ password: boolean; accounts: number; passkeys: number; bapIdentities: number }> {
@@ -57,7 +58,7 @@ export async function remainingSignInMethods(
 
 /** Removes one of the user's BAP identities unless it is an identity in force and the last way to sign in. */
 export async function removeBapIdentityKeepingAWayIn(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   context: PromiseLike<SignInMethodsContext>,
   userId: string,
   bapId: string,

@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "./error-codes.js";
 import { idTokenNonceClaim } from "./id-token.js";
 import { remainingSignInMethods } from "../sign-in-methods/index.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /** Endpoints that accept a provider's ID token in `idToken{token, nonce, ...}`. */
 const ID_TOKEN_PATHS = new Set(["/sign-in/social", "/link-social"]);
@@ -19,7 +20,7 @@ const ID_TOKEN_PATHS = new Set(["/sign-in/social", "/link-social"]);
  *   unlinking, and let a user unlink down to an account at a provider that is switched off),
  *   so auth.config sets `allowUnlinkingAll` and this rule is the one that decides.
  */
-export function social(db: Kysely<any>) {
+export function social(db: Kysely<Database>) {
   return {
     id: "social",
     $ERROR_CODES: SOCIAL_ERROR_CODES,

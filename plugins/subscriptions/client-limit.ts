@@ -1,4 +1,5 @@
 import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
+import { countOwnedClients } from "../oauth-store/adapter.js";
 import { SUBSCRIPTION_ERROR_CODES as CODES } from "./error-codes.js";
 import type { TierService } from "./ownership.js";
 import { TIERS } from "./tiers.js";
@@ -43,7 +44,7 @@ export function clientLimitHook(tiers: TierService) {
       if (!userId) return;
       const tier = TIERS[await tiers.tierOf(userId)];
       if (tier.maxOAuthClients === null) return;
-      const owned = await ctx.context.adapter.count({ model: "oauthClient", where: [{ field: "userId", value: userId }] });
+      const owned = await countOwnedClients(ctx.context.adapter, userId);
       if (owned < tier.maxOAuthClients) return;
       const message = `The ${tier.name} tier allows ${tier.maxOAuthClients} OAuth client${tier.maxOAuthClients === 1 ? "" : "s"} and you own ${owned}. Delete one or upgrade your subscription.`;
       // RFC 7591 §3.2.2 errors on the registration endpoint; better-auth's {code, message} on create-client.

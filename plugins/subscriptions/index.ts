@@ -9,6 +9,7 @@ import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The session object answers the user's current tier, even when it changed after sign-in: a
@@ -34,7 +35,7 @@ const sessionShowsCurrentTier = hookOn(
  * and the tier's limit on OAuth clients. Checkout, webhook and status are Hono routes
  * (routes/subscription/subscription.ts); the mint queue runs in ./worker.ts.
  */
-export function subscriptions(options: { db: Kysely<any>; tiers: TierService }) {
+export function subscriptions(options: { db: Kysely<Database>; tiers: TierService }) {
   const { db, tiers } = options;
   return {
     id: "subscriptions",

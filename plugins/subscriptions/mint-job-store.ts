@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExpressionBuilder, Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import { rowReader } from "../../lib/db/sqlite-values.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of `mintJob`, the durable queue of tier-NFT mints. A job is `pending`
@@ -23,10 +24,16 @@ export interface MintJob {
   completedAt: Date | null;
 }
 
-const toJob = rowReader<MintJob>({ id: "text", paymentId: "text", userId: "text", tier: "text", status: "text", attempts: "int", nextAttemptAt: "date", lastError: "text?", walletAddress: "text?", nftOrigin: "text?", completedAt: "date?" });
+const readJob = rowReader("mintJob", ["id", "paymentId", "userId", "tier", "status", "attempts", "nextAttemptAt", "lastError", "walletAddress", "nftOrigin", "completedAt"]);
+
+/** `status` is text in the table; this store writes it only from a `MintJobStatus`. */
+function toJob(row: Parameters<typeof readJob>[0]): MintJob {
+  const job = readJob(row);
+  return { ...job, status: job.status as MintJobStatus };
+}
 
 /** Queues a mint, due now; `waitReason` records why it cannot run yet (no minting service here). */
-export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {
+export async function enqueueMint(db: Kysely<Database>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {
   const now = new Date();
   await db
     .insertInto("mintJob")
@@ -34,13 +41,13 @@ export async function enqueueMint(db: Kysely<any>, job: { paymentId: string; use
     .execute();
 }
 
-export async function findMintJobByPayment(db: Kysely<any>, paymentId: string): Promise<MintJob | null> {
+export async function findMintJobByPayment(db: Kysely<Database>, paymentId: string): Promise<MintJob | null> {
   const row = await db.selectFrom("mintJob").selectAll().where("paymentId", "=", paymentId).executeTakeFirst();
   return row ? toJob(row) : null;
 }
 
 /** Due now: pending and past its time, or running under a lock that ran out (its worker died). */
-const due = (now: Date) => (eb: ExpressionBuilder<any, any>) =>
+const due = (now: Date) => (eb: ExpressionBuilder<Database, "mintJob">) =>
   eb.or([
     eb.and([eb("status", "=", "pending"), eb("nextAttemptAt", "<=", now)]),
     eb.and([eb("status", "=", "running"), eb("lockedUntil", "<", now)]),
@@ -50,7 +57,7 @@ const due = (now: Date) => (eb: ExpressionBuilder<any, any>) =>
  * Claims up to `limit` due jobs for this worker until `now + lockMs`. Each claim is a
  * conditional update, so two workers (two instances) never run the same job at once.
  */
-export async function claimDueJobs(db: Kysely<any>, now: Date, lockMs: number, limit: number): Promise<MintJob[]> {
+export async function claimDueJobs(db: Kysely<Database>, now: Date, lockMs: number, limit: number): Promise<MintJob[]> {
   const candidates = await db.selectFrom("mintJob").selectAll().where(due(now)).orderBy("nextAttemptAt", "asc").limit(limit).execute();
   const claimed: MintJob[] = [];
   for (const row of candidates) {
@@ -69,7 +76,7 @@ export async function claimDueJobs(db: Kysely<any>, now: Date, lockMs: number, l
  * Of `origins`, those a completed mint job of `tier` produced: the tier NFTs this service
  * minted. An ordinal's origin never changes when it moves, so this holds for whoever has it now.
  */
-export async function mintedOrigins(db: Kysely<any>, tier: string, origins: readonly string[]): Promise<Set<string>> {
+export async function mintedOrigins(db: Kysely<Database>, tier: string, origins: readonly string[]): Promise<Set<string>> {
   const wanted = [...new Set(origins)];
   const minted = new Set<string>();
   // In slices: the list is the user's own (up to 100 NFTs per wallet), kept well under bind-parameter limits.
@@ -86,7 +93,7 @@ export async function mintedOrigins(db: Kysely<any>, tier: string, origins: read
   return minted;
 }
 
-export async function completeJob(db: Kysely<any>, id: string, result: { walletAddress: string; nftOrigin: string }): Promise<void> {
+export async function completeJob(db: Kysely<Database>, id: string, result: { walletAddress: string; nftOrigin: string }): Promise<void> {
   const now = new Date();
   await db
     .updateTable("mintJob")
@@ -96,7 +103,7 @@ export async function completeJob(db: Kysely<any>, id: string, result: { walletA
 }
 
 /** A failed attempt: counted, and tried again at `nextAttemptAt`, or `failed` for good. */
-export async function failAttempt(db: Kysely<any>, id: string, attempts: number, error: string, nextAttemptAt: Date | null): Promise<void> {
+export async function failAttempt(db: Kysely<Database>, id: string, attempts: number, error: string, nextAttemptAt: Date | null): Promise<void> {
   await db
     .updateTable("mintJob")
     .set({ status: nextAttemptAt ? "pending" : "failed", attempts, lastError: error, nextAttemptAt: nextAttemptAt ?? new Date(), lockedUntil: null, updatedAt: new Date() })
@@ -105,6 +112,6 @@ export async function failAttempt(db: Kysely<any>, id: string, attempts: number,
 }
 
 /** Not an attempt: something the job needs is missing (a wallet, a minting service); look again later. */
-export async function waitJob(db: Kysely<any>, id: string, reason: string, nextAttemptAt: Date): Promise<void> {
+export async function waitJob(db: Kysely<Database>, id: string, reason: string, nextAttemptAt: Date): Promise<void> {
   await db.updateTable("mintJob").set({ status: "pending", lastError: reason, nextAttemptAt, lockedUntil: null, updatedAt: new Date() }).where("id", "=", id).execute();
 }

@@ -3,6 +3,7 @@ import { problem } from "../../lib/errors.js";
 import type { Logger } from "../../lib/logger.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from "./tiers.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Spec, "States and transitions": ownership of the tier NFT determines the tier. Whether a
@@ -40,7 +41,7 @@ export interface TierStatus {
 export type TierWriter = (userId: string, tier: TierId) => Promise<void>;
 
 export interface TierServiceOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   checker: TierOwnershipChecker;
   logger: Logger;
   /** How long an answer is reused. @default 300000 (5 minutes) */

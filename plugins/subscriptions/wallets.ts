@@ -6,6 +6,7 @@ import { mintedOrigins } from "./mint-job-store.js";
 import type { BuyerWallet } from "./minter.js";
 import type { TierOwnershipChecker } from "./ownership.js";
 import type { PaidTierId } from "./tiers.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The wallet plugin behind the subscription interfaces (spec, "States and transitions": a paid
@@ -26,7 +27,7 @@ export type TierCollections = Readonly<Record<PaidTierId, string | undefined>>;
  * by nobody, and the indexer is not asked. When no wallet shows the NFT but some wallet could
  * not be read, this throws: the tier service then keeps the last verified answer, or answers 503.
  */
-export function walletTierOwnership(options: { db: Kysely<any>; indexer: OrdinalsIndexer; collections: TierCollections }): TierOwnershipChecker {
+export function walletTierOwnership(options: { db: Kysely<Database>; indexer: OrdinalsIndexer; collections: TierCollections }): TierOwnershipChecker {
   const { db, indexer, collections } = options;
   return {
     async ownsTierNft(userId, tier) {
@@ -44,6 +45,6 @@ export function walletTierOwnership(options: { db: Kysely<any>; indexer: Ordinal
 }
 
 /** Mint jobs go to the primary wallet of the buyer's primary identity; with none, they wait. */
-export function primaryBuyerWallet(db: Kysely<any>): BuyerWallet {
+export function primaryBuyerWallet(db: Kysely<Database>): BuyerWallet {
   return { walletAddressOf: async (userId) => (await findPrimaryOrdinalsWallet(db, userId))?.address ?? null };
 }

@@ -6,6 +6,7 @@ import { isEventProcessed, recordEvent } from "./event-store.js";
 import { enqueueMint } from "./mint-job-store.js";
 import { findPaymentByCheckoutSession, findPaymentByIntent, flagPayment, insertPayment } from "./payment-store.js";
 import { INTERVALS, PAID_TIER_IDS, type PaidTierId } from "./tiers.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Spec, "Events": what each Stripe event does. Every event is applied at most once: its id is
@@ -23,7 +24,7 @@ export interface WebhookDeps {
   mintWaitReason: string | null;
 }
 
-export async function handleStripeEvent(db: Kysely<any>, event: Stripe.Event, deps: WebhookDeps): Promise<WebhookOutcome> {
+export async function handleStripeEvent(db: Kysely<Database>, event: Stripe.Event, deps: WebhookDeps): Promise<WebhookOutcome> {
   if (await isEventProcessed(db, event.id)) return { duplicate: true, mintQueued: false };
   try {
     return await db.transaction().execute(async (trx) => {
@@ -38,7 +39,7 @@ export async function handleStripeEvent(db: Kysely<any>, event: Stripe.Event, de
 }
 
 /** Applies one event; true when a mint was queued. */
-async function apply(db: Kysely<any>, event: Stripe.Event, deps: WebhookDeps): Promise<boolean> {
+async function apply(db: Kysely<Database>, event: Stripe.Event, deps: WebhookDeps): Promise<boolean> {
   const { logger } = deps;
   switch (event.type) {
     case "checkout.session.completed":
@@ -62,7 +63,7 @@ async function apply(db: Kysely<any>, event: Stripe.Event, deps: WebhookDeps): P
 }
 
 /** Records the payment and, once paid, queues the tier NFT's mint to the buyer's wallet. */
-async function checkoutCompleted(db: Kysely<any>, session: Stripe.Checkout.Session, { logger, mintWaitReason }: WebhookDeps): Promise<boolean> {
+async function checkoutCompleted(db: Kysely<Database>, session: Stripe.Checkout.Session, { logger, mintWaitReason }: WebhookDeps): Promise<boolean> {
   const userId = session.client_reference_id ?? session.metadata?.userId ?? null;
   const tier = session.metadata?.tier;
   if (!userId || !isPaidTier(tier)) {
@@ -92,7 +93,7 @@ async function checkoutCompleted(db: Kysely<any>, session: Stripe.Checkout.Sessi
 }
 
 /** Spec, "Subscription (flow)": a refund or dispute only flags the record and is logged; nothing is revoked. */
-async function flagForManualHandling(db: Kysely<any>, paymentIntentId: string | null, flag: "refunded" | "disputed", detail: string, logger: Logger) {
+async function flagForManualHandling(db: Kysely<Database>, paymentIntentId: string | null, flag: "refunded" | "disputed", detail: string, logger: Logger) {
   const payment = paymentIntentId ? await findPaymentByIntent(db, paymentIntentId) : null;
   if (!payment) {
     logger.warn(`${flag} payment not found among ours; needs manual handling`, { paymentIntentId, detail });

@@ -3,9 +3,10 @@ import type { Logger } from "../../lib/logger.js";
 import { claimDueJobs, completeJob, failAttempt, waitJob, type MintJob } from "./mint-job-store.js";
 import { MintUnavailable, type BuyerWallet, type Minter } from "./minter.js";
 import { isTierId } from "./tiers.js";
+import type { Database } from "../../lib/db/tables.js";
 
 export interface MintWorkerOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   minter: Minter;
   wallets: BuyerWallet;
   logger: Logger;

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { findSelectedIdentity } from "../bap-identity/store.js";
 import { IndexerError, NFT_ENTRIES_PER_ADDRESS, type Nft, type OrdinalsIndexer } from "./ordinals.js";
 import { listConnections, type WalletConnection } from "./store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * NFT listings and ownership checks over a user's connected wallets: the one implementation
@@ -54,7 +55,7 @@ export async function listNfts(indexer: OrdinalsIndexer, addresses: readonly str
 const ordinalAddresses = (list: WalletConnection[]) => list.filter((c) => c.connectionMethod !== "evm").map((c) => c.address);
 
 /** The NFTs of all the user's connected Bitcoin wallets, for GET /api/wallet/nfts. */
-export async function userNfts(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, opts: { fresh?: boolean } = {}): Promise<NftListing> {
+export async function userNfts(db: Kysely<Database>, indexer: OrdinalsIndexer, userId: string, opts: { fresh?: boolean } = {}): Promise<NftListing> {
   return listNfts(indexer, ordinalAddresses(await listConnections(db, userId)), opts);
 }
 
@@ -113,7 +114,7 @@ export interface HeldNft {
  * a silent "no".
  */
 export async function findHeldNft(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   indexer: OrdinalsIndexer,
   userId: string,
   query: Omit<OwnershipQuery, "minCount">,
@@ -131,7 +132,7 @@ export async function findHeldNft(
  * Whether the wallets of the user's primary BAP identity (in force) hold at least `minCount`
  * NFTs of the origin or collection, read through the indexer's short cache like GET /api/wallet/nfts.
  */
-export async function verifyOwnership(db: Kysely<any>, indexer: OrdinalsIndexer, userId: string, query: OwnershipQuery): Promise<OwnershipAnswer> {
+export async function verifyOwnership(db: Kysely<Database>, indexer: OrdinalsIndexer, userId: string, query: OwnershipQuery): Promise<OwnershipAnswer> {
   const identity = await findSelectedIdentity(db, userId);
   const base = { minCount: query.minCount, bapId: identity?.bapId ?? null };
   if (!identity) return { ...base, owns: false, count: 0, nfts: [], addresses: [], incomplete: false, failedWallets: [], message: "You have no BAP identity: register one and connect a wallet to it." };

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
-import { rowReader } from "../../lib/db.js";
+import type { Kysely, Updateable } from "kysely";
+import { rowReader } from "../../lib/db/sqlite-values.js";
 import { findSelectedIdentity } from "../bap-identity/store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Every read and write of the `walletConnection` table. Changes take the caller's user id and
@@ -25,19 +26,17 @@ export interface WalletConnection {
   lastVerified: Date;
 }
 
-type Row = Record<string, any>;
+const toConnection = rowReader("walletConnection", ["id", "userId", "bapId", "address", "pubkey", "provider", "connectionMethod", "identityPubkey", "paymentAddress", "isPrimary", "isPayment", "connectedAt", "lastVerified"]);
 
-const toConnection = rowReader<WalletConnection>({ id: "text", userId: "text", bapId: "text", address: "text", pubkey: "text", provider: "text", connectionMethod: "text", identityPubkey: "text?", paymentAddress: "text?", isPrimary: "bool", isPayment: "bool", connectedAt: "date", lastVerified: "date" });
-
-const connections = (db: Kysely<any>, userId: string) => db.selectFrom("walletConnection").selectAll().where("userId", "=", userId);
+const connections = (db: Kysely<Database>, userId: string) => db.selectFrom("walletConnection").selectAll().where("userId", "=", userId);
 
 /** The user's connections (of one identity, when given): primary first, then oldest first. */
-export async function listConnections(db: Kysely<any>, userId: string, bapId?: string): Promise<WalletConnection[]> {
+export async function listConnections(db: Kysely<Database>, userId: string, bapId?: string): Promise<WalletConnection[]> {
   const query = bapId ? connections(db, userId).where("bapId", "=", bapId) : connections(db, userId);
   return (await query.orderBy("isPrimary", "desc").orderBy("connectedAt", "asc").orderBy("id", "asc").execute()).map(toConnection);
 }
 
-export async function findConnection(db: Kysely<any>, userId: string, bapId: string, address: string): Promise<WalletConnection | null> {
+export async function findConnection(db: Kysely<Database>, userId: string, bapId: string, address: string): Promise<WalletConnection | null> {
   const row = await connections(db, userId).where("bapId", "=", bapId).where("address", "=", address).executeTakeFirst();
   return row ? toConnection(row) : null;
 }
@@ -58,7 +57,7 @@ export interface NewConnection {
  * "taken" when another account holds the same identity|address pair (it cannot: identities
  * belong to one account; kept as a guard).
  */
-export async function saveConnection(db: Kysely<any>, userId: string, input: NewConnection, now = new Date()): Promise<WalletConnection | "taken"> {
+export async function saveConnection(db: Kysely<Database>, userId: string, input: NewConnection, now = new Date()): Promise<WalletConnection | "taken"> {
   return db.transaction().execute(async (trx) => {
     const bapAddress = `${input.bapId}|${input.address}`;
     const existing = await trx.selectFrom("walletConnection").select(["id", "userId"]).where("bapAddress", "=", bapAddress).executeTakeFirst();
@@ -88,7 +87,7 @@ export async function saveConnection(db: Kysely<any>, userId: string, input: New
  * Removes the association only. When it was the identity's primary wallet, the oldest
  * remaining one takes its place. False when the user has no such connection.
  */
-export async function removeConnection(db: Kysely<any>, userId: string, bapId: string, address: string): Promise<boolean> {
+export async function removeConnection(db: Kysely<Database>, userId: string, bapId: string, address: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await findConnection(trx, userId, bapId, address);
     if (!row) return false;
@@ -102,7 +101,7 @@ export async function removeConnection(db: Kysely<any>, userId: string, bapId: s
 }
 
 /** Exactly one of the identity's wallets is marked by `flag`; null when the user has no such connection. */
-async function markOne(db: Kysely<any>, flag: "isPrimary" | "isPayment", userId: string, bapId: string, address: string, extra: Row = {}): Promise<WalletConnection | null> {
+async function markOne(db: Kysely<Database>, flag: "isPrimary" | "isPayment", userId: string, bapId: string, address: string, extra: Updateable<Database["walletConnection"]> = {}): Promise<WalletConnection | null> {
   return db.transaction().execute(async (trx) => {
     const row = await findConnection(trx, userId, bapId, address);
     if (!row) return null;
@@ -113,7 +112,7 @@ async function markOne(db: Kysely<any>, flag: "isPrimary" | "isPayment", userId:
 }
 
 /** The identity's wallet for receiving NFTs. */
-export function makePrimaryWallet(db: Kysely<any>, userId: string, bapId: string, address: string): Promise<WalletConnection | null> {
+export function makePrimaryWallet(db: Kysely<Database>, userId: string, bapId: string, address: string): Promise<WalletConnection | null> {
   return markOne(db, "isPrimary", userId, bapId, address);
 }
 
@@ -128,7 +127,7 @@ export const canReceivePayments = (w: Pick<WalletConnection, "provider">) => (PA
  * has no such connection.
  */
 export async function makePaymentWallet(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   userId: string,
   bapId: string,
   address: string,
@@ -144,7 +143,7 @@ export async function makePaymentWallet(
  * Where the user's NFTs go: the primary wallet of their primary identity (in force), when it
  * can hold 1Sat ordinals (an EVM account cannot). Null when there is no such wallet.
  */
-export async function findPrimaryOrdinalsWallet(db: Kysely<any>, userId: string): Promise<WalletConnection | null> {
+export async function findPrimaryOrdinalsWallet(db: Kysely<Database>, userId: string): Promise<WalletConnection | null> {
   const identity = await findSelectedIdentity(db, userId);
   if (!identity) return null;
   const primary = (await listConnections(db, userId, identity.bapId)).find((c) => c.isPrimary);

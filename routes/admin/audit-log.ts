@@ -7,13 +7,14 @@ import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { readQuery } from "../../lib/validate.js";
 import { AUDIT_EVENTS, auditEventJson, listAuditEvents } from "../../plugins/audit/store.js";
 import { signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * GET /api/admin/audit-log: the security events (plugins/audit), newest first, for a signed-in
  * administrator (better-auth's admin plugin: `user.role` "admin"). Paged backwards with
  * `before` (the `at` of the last event of the previous page).
  */
-type AdminEnv = RouteEnv<RouteDeps & { db: Kysely<any> }>;
+type AdminEnv = RouteEnv<RouteDeps & { db: Kysely<Database> }>;
 
 /** Roles are a comma-separated list in better-auth's admin plugin. */
 const isAdmin = (role: unknown) => typeof role === "string" && role.split(",").map((r) => r.trim()).includes("admin");

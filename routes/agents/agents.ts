@@ -7,6 +7,7 @@ import * as agentStore from "../../plugins/agents/store.js";
 import { recordAuditEvent } from "../../plugins/audit/store.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The owner's controls over their agents (session only; the account page builds on these):
@@ -20,7 +21,7 @@ import { refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } from "../mi
  * does not apply (resuming an active agent, revoking a revoked grant) answers 409.
  */
 export interface AgentRouteDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
   logger?: Logger;
 }
@@ -43,11 +44,11 @@ async function listEstate(c: Context<AgentEnv>) {
 interface StateTarget {
   noun: string;
   missing: string;
-  find: (db: Kysely<any>, userId: string, id: string) => Promise<{ id: string; status: string } | null>;
-  pause: (db: Kysely<any>, id: string) => Promise<boolean>;
-  resume: (db: Kysely<any>, id: string) => Promise<boolean>;
+  find: (db: Kysely<Database>, userId: string, id: string) => Promise<{ id: string; status: string } | null>;
+  pause: (db: Kysely<Database>, id: string) => Promise<boolean>;
+  resume: (db: Kysely<Database>, id: string) => Promise<boolean>;
   /** Extra fields of the answer (revoking a host revokes its agents too). */
-  revoke: (db: Kysely<any>, id: string) => Promise<object>;
+  revoke: (db: Kysely<Database>, id: string) => Promise<object>;
 }
 
 const HOSTS: StateTarget = {

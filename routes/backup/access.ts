@@ -16,6 +16,7 @@ import type * as store from "../../plugins/backup/store.js";
 import { bearerTokenOf, findOAuthBearer } from "../access-token.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 import { findSession, type SessionWithUser } from "../session.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Encrypted identity backups (spec, "Backup" and the per-route authentication table): who may
@@ -23,7 +24,7 @@ import { findSession, type SessionWithUser } from "../session.js";
  * decrypts it; nothing here logs a backup or a token. There is no DELETE route.
  */
 export interface BackupDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   /** How Bitcoin-Auth tokens are verified: single-use records (Redis when configured), host binding. */
   bitcoinAuth: BitcoinAuthPolicy;
   /** 20 requests per minute per client IP on /sync; null turns the limit off. */

@@ -13,6 +13,7 @@ import { issueCertificate, type IssuableType } from "../../plugins/certificates/
 import { progressRevocation, revocationView, RevocationUnavailable, type RevocationChain } from "../../plugins/certificates/revocation.js";
 import { findCertificate, listCertificatesOfSubject, moveRevocation, type IssuedCertificate } from "../../plugins/certificates/store.js";
 import { signedIn, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Certificates (spec "Certificates and domain verification"), mounted at /api/certificates:
@@ -29,7 +30,7 @@ import { signedIn, type RouteEnv } from "../middleware.js";
  */
 export interface CertificateRouteDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   mutualAuth: MutualAuth;
   issuanceEnabled: boolean;
   /** Confirmations after which a revocation is final (CERTIFICATE_REVOCATION_DEPTH). */

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { listLinkedAccounts } from "../pages/account/queries.js";
 import { findBinding } from "../../plugins/certificates/binding-store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Which catalog certificates an identity's owner could get, and why not: a modest first answer
@@ -23,7 +24,7 @@ const PROVIDER_CERTS: ReadonlyArray<[key: string, providerId: string, name: stri
   ["appleCert", "apple", "Apple"],
 ];
 
-export async function eligibilityOf(db: Kysely<any>, user: { id: string; emailVerified: boolean }, bapId: string, issuable: ReadonlySet<string>): Promise<Eligibility[]> {
+export async function eligibilityOf(db: Kysely<Database>, user: { id: string; emailVerified: boolean }, bapId: string, issuable: ReadonlySet<string>): Promise<Eligibility[]> {
   const binding = await findBinding(db, bapId);
   const providers = new Set((await listLinkedAccounts(db, user.id)).map((a) => a.providerId));
   const entry = (key: string, eligible: boolean, reason: string): Eligibility => ({ key, eligible, issuable: issuable.has(key), reason });

@@ -12,6 +12,7 @@ import { readJson, readQuery } from "../../lib/validate.js";
 import { findOwnedIdentity } from "../../plugins/bap-identity/store.js";
 import { closeChallenge, findBinding, listVerifiedBindingsOfKey, openChallenge, openChallengeOf, revokeBinding, type WalletBinding } from "../../plugins/certificates/binding-store.js";
 import { refuseOtherSites, signedIn, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Wallet binding (spec resource "bapWalletBinding": bapId, verifiedAt), mounted at
@@ -29,7 +30,7 @@ import { refuseOtherSites, signedIn, type RouteEnv } from "../middleware.js";
  */
 export interface WalletBindingDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
 }
 

@@ -12,6 +12,7 @@ import { findOwnedIdentity } from "../../plugins/bap-identity/store.js";
 import { challengeFor, type ChallengeSettings, type DomainChecks } from "../../plugins/domain-verification/checks.js";
 import * as verifications from "../../plugins/domain-verification/store.js";
 import { type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Domain verification (spec "Certificates and domain verification"; signed-in owners only):
@@ -26,7 +27,7 @@ import { type RouteEnv } from "../middleware.js";
  */
 export interface DomainVerificationDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
   checks: DomainChecks;
   challenge: ChallengeSettings;

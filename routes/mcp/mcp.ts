@@ -8,6 +8,7 @@ import { MCP_PATH } from "../../lib/mount-paths.js";
 import { bearerTokenOf } from "../access-token.js";
 import { mcpServer } from "./tools.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Our own MCP server (streamable HTTP, stateless) at /mcp: a protected resource of this
@@ -17,7 +18,7 @@ import type { RouteDeps, RouteEnv } from "../middleware.js";
  * MCP client finds the metadata and from it this server (routes/discovery/well-known.ts).
  */
 export interface McpDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
   tokens: ResourceTokenVerifier;
 }

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { backupStatus } from "../../plugins/backup/service.js";
 import { listAuthorizedApps } from "../../plugins/oauth-store/grants.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The tools of our own MCP server (routes/mcp/mcp.ts): read-only views of the person an access
@@ -38,7 +39,7 @@ function result(structured: Record<string, unknown>) {
   return { structuredContent: structured, content: [{ type: "text" as const, text: JSON.stringify(structured) }] };
 }
 
-export function mcpServer(db: Kysely<any>, caller: McpCaller): McpServer {
+export function mcpServer(db: Kysely<Database>, caller: McpCaller): McpServer {
   const server = new McpServer({ name: "identity", version: "1.0.0" });
   const registered = {} as Record<(typeof MCP_TOOLS)[number], ReturnType<McpServer["registerTool"]>>;
   registered[MCP_TOOLS[0]] = server.registerTool(

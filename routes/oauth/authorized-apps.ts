@@ -6,13 +6,14 @@ import { CLIENT_IP_HEADER } from "../../lib/client-address.js";
 import { recordAuditEvent } from "../../plugins/audit/store.js";
 import { listAuthorizedApps, revokeAuthorizedApp } from "../../plugins/oauth-store/grants.js";
 import { signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The apps a signed-in person has authorized, and revoking one: its consent and every
  * access and refresh token it holds for that person go together. Separate from token
  * revocation (RFC 7009), from ending our session and from signing out of the app.
  */
-type AuthorizedAppsEnv = RouteEnv<RouteDeps & { db: Kysely<any>; logger?: Logger }>;
+type AuthorizedAppsEnv = RouteEnv<RouteDeps & { db: Kysely<Database>; logger?: Logger }>;
 
 async function listApps(c: Context<AuthorizedAppsEnv>) {
   return c.json({ apps: await listAuthorizedApps(c.var.deps.db, c.var.session.user.id) });

@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db.js";
+import { asDate } from "../../lib/db/sqlite-values.js";
 import { sameOriginOnly } from "../middleware.js";
 import type { SessionWithUser } from "../session.js";
 import { When } from "./account/format.js";
@@ -10,6 +10,7 @@ import { ErrorNote, Layout } from "./layout.js";
 import { signInFirst, withSession, type PageContext, type PageEnv } from "./page-env.js";
 import { html } from "./render.js";
 import { signInThenBack } from "./return-to.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * /invitations/<id>: the page an invitation e-mail links to (plugins/organizations). The id is
@@ -27,7 +28,7 @@ interface InvitationDetails {
   inviterEmail: string | null;
 }
 
-export async function findInvitation(db: Kysely<any>, id: string): Promise<InvitationDetails | null> {
+export async function findInvitation(db: Kysely<Database>, id: string): Promise<InvitationDetails | null> {
   const row = await db
     .selectFrom("invitation")
     .innerJoin("organization", "organization.id", "invitation.organizationId")

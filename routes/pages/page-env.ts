@@ -13,11 +13,12 @@ import { findSession } from "../session.js";
 import { refuseForeignForm } from "./error-page.js";
 import { redirectWith } from "./render.js";
 import { signInThenBack } from "./return-to.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /** What the pages need from the composition root, set once per request at the mount. */
 export interface PageDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
   /** Key sign-in's route name (SIGMA_SERVICE_NAME). @default "sigma" */
   sigmaServiceName?: string;

@@ -9,6 +9,7 @@ import * as publications from "../../plugins/bap-identity/publications.js";
 import * as identities from "../../plugins/bap-identity/store.js";
 import { maybeSignedIn, signedIn } from "../middleware.js";
 import { BapId, ByBapId, Pubkey, publicRecord, writeQuota, type ProfileEnv } from "./shared.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * /api/bap/profile: a registered identity's public profile, the owner's session-scoped draft
@@ -32,7 +33,7 @@ export const ByBapIdOrPubkey = v.pipe(
 type Ctx = Context<ProfileEnv>;
 
 /** The signed-in user's identity `bapId`; someone else's answers like a missing one: no probing who owns what. */
-async function requireOwned(db: Kysely<any>, userId: string, bapId: string): Promise<identities.BapIdentity> {
+async function requireOwned(db: Kysely<Database>, userId: string, bapId: string): Promise<identities.BapIdentity> {
   const row = await identities.findIdentity(db, bapId);
   if (!row || row.userId !== userId) throw problems.notFound("You have no BAP identity with that bapId.");
   return row;

@@ -8,6 +8,7 @@ import type { Limiter } from "../../lib/rate-limit.js";
 import { registrationRecord } from "../../plugins/bap-identity/registrations.js";
 import * as identities from "../../plugins/bap-identity/store.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * What the two BAP profile resources share (spec "Profile" table): the user's registered
@@ -15,7 +16,7 @@ import type { RouteDeps, RouteEnv } from "../middleware.js";
  * (./bap-profile.ts). Profile data is user-authored: nothing here is a verified e-mail.
  */
 export interface ProfileDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   bitcoinAuth: BitcoinAuthPolicy;
   /** Writes per signed-in user per window (`profileWrite` in lib/limits.ts); null turns the limit off. */
   writeLimiter: Limiter | null;

@@ -13,6 +13,7 @@ import { verifyWebhook } from "../../plugins/subscriptions/stripe.js";
 import { INTERVALS, PAID_TIER_IDS } from "../../plugins/subscriptions/tiers.js";
 import { handleStripeEvent } from "../../plugins/subscriptions/webhook.js";
 import { signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Spec, "Subscription": checkout (Stripe Checkout), status (from NFT ownership) and the
@@ -20,7 +21,7 @@ import { signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
  * unknown tier, an invalid interval or a price that is not configured, 401 without a session.
  */
 export interface SubscriptionDeps extends RouteDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   logger: Logger;
   authUrl: string;
   tiers: TierService;

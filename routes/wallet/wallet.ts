@@ -15,6 +15,7 @@ import type { OrdinalsIndexer } from "../../plugins/wallet/ordinals.js";
 import { OwnershipQuery, userNfts, verifyOwnership } from "../../plugins/wallet/ownership.js";
 import * as wallets from "../../plugins/wallet/store.js";
 import { type RouteEnv } from "../middleware.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
  * Wallet connections and NFT checks (spec "Wallet"; session only, an OAuth bearer is not a
@@ -38,7 +39,7 @@ import { type RouteEnv } from "../middleware.js";
  */
 export interface WalletRouteDeps {
   auth: Auth;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   authUrl: string;
   /** The wallet-connection replay records (single use of each token). */
   bitcoinAuth: BitcoinAuthPolicy;

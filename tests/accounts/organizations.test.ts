@@ -145,7 +145,7 @@ describe("organizations", () => {
     expect((await invitationRow(invitationId)).status).toBe("pending");
 
     // With a verified address, the invitation is listed on the account page too; decline it there.
-    await server.db.updateTable("user").set({ emailVerified: server.dbType === "sqlite" ? 1 : true }).where("id", "=", invitee.user.id).execute();
+    await server.db.updateTable("user").set({ emailVerified: true }).where("id", "=", invitee.user.id).execute();
     const inviteePage = await signedInPage(invitee);
     const listed = inviteePage.locator(`#organizations li[data-invitation-id="${invitationId}"]`);
     await expect(listed.textContent()).resolves.toContain(`${named(org)} invites you as member`);

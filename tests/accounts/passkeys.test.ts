@@ -107,7 +107,7 @@ describe("deleting passkeys keeps a way to sign in", () => {
     const id = randomUUID();
     await server.db
       .insertInto("passkey")
-      .values({ id, name, userId, publicKey: "AAAA", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: server.dbType === "sqlite" ? 0 : false, transports: "internal", createdAt: server.dbType === "sqlite" ? new Date().toISOString() : new Date() })
+      .values({ id, name, userId, publicKey: "AAAA", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: false, transports: "internal", createdAt: new Date() })
       .execute();
     return id;
   }

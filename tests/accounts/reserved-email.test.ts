@@ -14,7 +14,7 @@ import { cookiesOf } from "../helpers/server.js";
 const server = useTestServer();
 
 const keyAddress = (id: TestIdentity) => `bap-${Buffer.from(id.bapId).toString("hex")}@bap.invalid`;
-const now = () => (server.dbType === "sqlite" ? new Date().toISOString() : new Date());
+const now = () => new Date();
 
 const enrol = (id: TestIdentity) => enrolKey(server, id);
 
@@ -61,7 +61,7 @@ describe("a unique-constraint clash answers 409, never 500", () => {
     const id = newIdentity();
     await server.db
       .insertInto("user")
-      .values({ id: randomUUID(), name: "Squatter", email: keyAddress(id), emailVerified: server.dbType === "sqlite" ? 0 : false, createdAt: now(), updatedAt: now() })
+      .values({ id: randomUUID(), name: "Squatter", email: keyAddress(id), emailVerified: false, createdAt: now(), updatedAt: now() })
       .execute();
     const res = await enrol(id);
     expect(res.status, res.text).toBe(409);

@@ -429,7 +429,7 @@ describe("linking and unlinking accounts", () => {
       headers: cookieOrBearer.bearer ? { authorization: `Bearer ${cookieOrBearer.bearer}` } : {},
     });
   }
-  const now = () => (server.dbType === "sqlite" ? new Date().toISOString() : new Date());
+  const now = () => new Date();
 
   it("links the provider to a signed-in person through the provider's pages; with a password left, it can be unlinked", async () => {
     const user = upstreamUser();
@@ -484,7 +484,7 @@ describe("linking and unlinking accounts", () => {
     expect((await unlink({ cookie: withBap.cookie }, bapAccount!.id)).json.code).toBe("LAST_SIGN_IN_METHOD");
     await server.db
       .insertInto("bapIdentity")
-      .values({ id: randomUUID(), userId: withBap.userId, bapId: `bap${randomBytes(12).toString("hex")}`, rootAddress: "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", isPrimary: server.dbType === "sqlite" ? 1 : true, createdAt: now(), updatedAt: now() })
+      .values({ id: randomUUID(), userId: withBap.userId, bapId: `bap${randomBytes(12).toString("hex")}`, rootAddress: "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", isPrimary: true, createdAt: now(), updatedAt: now() })
       .execute();
     expect((await unlink({ cookie: withBap.cookie }, bapAccount!.id)).status).toBe(200);
 
@@ -493,7 +493,7 @@ describe("linking and unlinking accounts", () => {
     const [passkeyAccount] = await accountsOf(withPasskey.userId);
     await server.db
       .insertInto("passkey")
-      .values({ id: randomUUID(), userId: withPasskey.userId, publicKey: "pk", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: server.dbType === "sqlite" ? 0 : false, createdAt: now() })
+      .values({ id: randomUUID(), userId: withPasskey.userId, publicKey: "pk", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: false, createdAt: now() })
       .execute();
     expect((await unlink({ cookie: withPasskey.cookie }, passkeyAccount!.id)).status).toBe(200);
 

@@ -45,7 +45,6 @@ export function registerIdentity(server: TestServer, cookie: string, id: TestIde
  */
 export async function recordIdentity(server: TestServer, userId: string, record: { bapId: string; memberPubkey: string; primary?: boolean; createdAt?: Date }) {
   const createdAt = record.createdAt ?? new Date();
-  const date = server.dbType === "sqlite" ? createdAt.toISOString() : createdAt;
   const address = PublicKey.fromString(record.memberPubkey).toAddress();
   await server.db
     .insertInto("bapIdentity")
@@ -57,9 +56,9 @@ export async function recordIdentity(server: TestServer, userId: string, record:
       currentAddress: address,
       memberPubkey: record.memberPubkey,
       identity: JSON.stringify({ alternateName: "tester" }),
-      isPrimary: server.dbType === "sqlite" ? (record.primary ? 1 : 0) : Boolean(record.primary),
-      createdAt: date,
-      updatedAt: date,
+      isPrimary: Boolean(record.primary),
+      createdAt,
+      updatedAt: createdAt,
     })
     .execute();
 }

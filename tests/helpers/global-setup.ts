@@ -1,4 +1,4 @@
-import { createDb } from "../../lib/db.js";
+import { createDb } from "../../lib/db/connection.js";
 import { loadEnv } from "../../lib/env.js";
 import { applyMigrations, baselineLegacyDatabase } from "../../lib/migrate.js";
 

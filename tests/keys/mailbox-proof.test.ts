@@ -16,7 +16,7 @@ import { cookiesOf, uniqueEmail } from "../helpers/server.js";
 const box = mailbox();
 const server = useTestServer({}, { mailer: box.mailer });
 
-const now = () => (server.dbType === "sqlite" ? new Date().toISOString() : new Date());
+const now = () => new Date();
 
 /** The account's pubkey as stored (a session's cached copy of the user can lag behind with Redis). */
 async function pubkeyOf(userId: string) {
@@ -56,7 +56,7 @@ async function hijackedAccount() {
   await registerIdentity(attacker.cookie, key);
   await server.db
     .insertInto("passkey")
-    .values({ id: randomUUID(), userId: attacker.user.id, publicKey: "pk", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: server.dbType === "sqlite" ? 0 : false, createdAt: now() })
+    .values({ id: randomUUID(), userId: attacker.user.id, publicKey: "pk", credentialID: randomBytes(16).toString("base64url"), counter: 0, deviceType: "singleDevice", backedUp: false, createdAt: now() })
     .execute();
   await server.db
     .insertInto("account")

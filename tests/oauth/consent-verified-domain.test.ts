@@ -88,7 +88,7 @@ describe("the consent page's destination", () => {
     const host = `expiring-${VERIFIED_HOST}`;
     const { clientId, verificationId } = await verifiedClient(owner, host);
     const past = new Date(Date.now() - 1000);
-    await server.db.updateTable("domainVerification").set({ expiresAt: server.dbType === "sqlite" ? past.toISOString() : past }).where("id", "=", verificationId).execute();
+    await server.db.updateTable("domainVerification").set({ expiresAt: past }).where("id", "=", verificationId).execute();
     const shown = await text(await consentPage(clientId, `https://${host}/callback`));
     expect(shown).toContain("Unverified app");
     expect(shown).not.toContain("Verified:");

@@ -77,9 +77,9 @@ describe("ID token and userinfo claims", () => {
         rootAddress: "1RootAddressXXXXXXXXXXXXXXXXXXXXX",
         currentAddress: "1CurrentAddressXXXXXXXXXXXXXXXXXX",
         identity: JSON.stringify({ alternateName: "satoshi" }),
-        isPrimary: server.dbType === "sqlite" ? 1 : true,
-        createdAt: server.dbType === "sqlite" ? now.toISOString() : now,
-        updatedAt: server.dbType === "sqlite" ? now.toISOString() : now,
+        isPrimary: true,
+        createdAt: now,
+        updatedAt: now,
       })
       .execute();
     const client = await registerClient(server);
@@ -134,7 +134,7 @@ describe("ID token and userinfo claims", () => {
       expect(payload[claim], `id_token ${claim}`).toBeUndefined();
     }
     // The request is not recorded either: the grant and its tokens name no requested claims.
-    for (const table of ["oauthConsent", "oauthAccessToken"]) {
+    for (const table of ["oauthConsent", "oauthAccessToken"] as const) {
       const rows = await server.db.selectFrom(table).select("requestedUserInfoClaims").where("userId", "=", person.user.id).execute();
       expect(rows.length, table).toBeGreaterThan(0);
       for (const { requestedUserInfoClaims: v } of rows) expect(typeof v === "string" ? JSON.parse(v) : (v ?? []), table).toEqual([]);

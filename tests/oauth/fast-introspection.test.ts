@@ -81,7 +81,7 @@ describe("fast introspection", () => {
 
   it("an expired session makes the token inactive, as oauth-provider says", async () => {
     const { auth, tokens } = await setup();
-    await server.db.updateTable("session").set({ expiresAt: new Date(Date.now() - 1000).toISOString() }).execute();
+    await server.db.updateTable("session").set({ expiresAt: new Date(Date.now() - 1000) }).execute();
     const fast = await introspect(auth, { token: tokens.access_token });
     expect(fast.json).toEqual({ active: false });
     expectSameAnswer(fast, await generic(auth, { token: tokens.access_token }));

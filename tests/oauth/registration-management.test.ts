@@ -176,8 +176,7 @@ describe("native clients and unused anonymous registrations", () => {
 
     // All three registered 31 days ago; only `used` has been used since.
     const old = new Date(Date.now() - 31 * 24 * 3600 * 1000);
-    const at = server.dbType === "sqlite" ? old.toISOString() : old;
-    await server.db.updateTable("oauthClientRegistration").set({ createdAt: at }).where("clientId", "in", [unused.client_id, used.client_id, owned.json.client_id]).execute();
+    await server.db.updateTable("oauthClientRegistration").set({ createdAt: old }).where("clientId", "in", [unused.client_id, used.client_id, owned.json.client_id]).execute();
 
     const deleted = await expireUnusedAnonymousClients(server.db, new Date(Date.now() - 30 * 24 * 3600 * 1000));
     expect(deleted).toContain(unused.client_id);

@@ -176,7 +176,7 @@ describe("resource indicators (RFC 8707)", () => {
     const now = new Date();
     // Its own resource: on PostgreSQL the database outlives this file.
     const listedApi = `https://api-${randomUUID().slice(0, 8)}.example/v1`;
-    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: listedApi, name: "API", disabled: server.dbType === "sqlite" ? 0 : false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
+    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: listedApi, name: "API", disabled: false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
     await server.db.insertInto("oauthClientResource").values({ id: randomUUID(), clientId: client.client_id, resourceId: listedApi, createdAt: now }).execute();
     const listed = await authorizeFor(server, client.client_id, person.cookie, [listedApi]);
     expect(listed.code, listed.url.href).toBeTruthy();

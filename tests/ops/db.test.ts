@@ -2,14 +2,14 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
+import { sql, type Generated } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
-import { createDb } from "../../lib/db.js";
+import { createDb } from "../../lib/db/connection.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp } from "../helpers/oauth.js";
 
 /**
- * lib/db.ts, SQLite: the background checkpointer copies committed pages from the
+ * lib/db/dialects.ts, SQLite: the background checkpointer copies committed pages from the
  * write-ahead log into the database file from a worker thread. Pages reach the main file
  * only through a checkpoint, and the connection's own auto-checkpoint waits for 10,000
  * pages (~40 MiB), so a megabyte of writes shows up in the main file only if the worker
@@ -27,9 +27,10 @@ async function writeAMegabyte(backgroundCheckpoint: boolean) {
   const file = join(dir, "t.sqlite");
   const database = createDb({ kind: "sqlite", file }, { backgroundCheckpoint });
   await sql`create table blob (id integer primary key, data text not null)`.execute(database.db);
+  const db = database.db.withTables<{ blob: { id: Generated<number>; data: string } }>();
   const before = statSync(file).size;
-  for (let i = 0; i < 64; i++) await database.db.insertInto("blob").values({ data: "x".repeat(16 * 1024) }).execute();
-  return { database, file, before };
+  for (let i = 0; i < 64; i++) await db.insertInto("blob").values({ data: "x".repeat(16 * 1024) }).execute();
+  return { database, db, file, before };
 }
 
 async function eventually(check: () => boolean, ms: number) {
@@ -43,13 +44,13 @@ async function eventually(check: () => boolean, ms: number) {
 
 describe("SQLite background checkpoint", () => {
   it("moves committed pages into the database file without a request paying for it", async () => {
-    const { database, file, before } = await writeAMegabyte(true);
+    const { database, db, file, before } = await writeAMegabyte(true);
     try {
       expect(await eventually(() => statSync(file).size >= before + 1024 * 1024, 3000)).toBe(true);
       // The data is intact and the connection keeps working after checkpoints.
-      const row = await database.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      const row = await db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
       expect(Number(row?.n)).toBe(64);
-      await database.db.insertInto("blob").values({ data: "after" }).execute();
+      await db.insertInto("blob").values({ data: "after" }).execute();
     } finally {
       await database.close();
     }
@@ -71,7 +72,7 @@ describe("SQLite background checkpoint", () => {
     await database.close();
     const again = createDb({ kind: "sqlite", file });
     try {
-      const row = await again.db.selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
+      const row = await again.db.withTables<{ blob: { id: number } }>().selectFrom("blob").select((eb) => eb.fn.countAll().as("n")).executeTakeFirst();
       expect(Number(row?.n)).toBe(64);
     } finally {
       await again.close();
@@ -80,7 +81,7 @@ describe("SQLite background checkpoint", () => {
 });
 
 /**
- * lib/db.ts: our own queries write plain booleans and Dates on either database. On SQLite
+ * lib/db/sqlite-values.ts: our own queries write plain booleans and Dates on either database. On SQLite
  * they are stored as better-auth's adapter stores its own (0/1, ISO-8601 text), so better-auth
  * reads them back; values already in that shape are not encoded twice.
  */
@@ -103,7 +104,7 @@ describe("booleans and dates in our queries", () => {
       const stored = sql<Record<string, unknown>>`select typeof("emailVerified") as b, "emailVerified" as v, typeof("updatedAt") as d, "updatedAt" as u from "user" where "id" = ${user.id}`;
       expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 1, d: "text", u: at.toISOString() });
       // What better-auth's adapter sends (already 0/1 and ISO text) passes unchanged.
-      await server.db.updateTable("user").set({ emailVerified: 0, updatedAt: "2031-01-01T00:00:00.000Z" }).where("id", "=", user.id).execute();
+      await sql`update "user" set "emailVerified" = ${0}, "updatedAt" = ${"2031-01-01T00:00:00.000Z"} where "id" = ${user.id}`.execute(server.db);
       expect((await stored.execute(server.db)).rows[0]).toEqual({ b: "integer", v: 0, d: "text", u: "2031-01-01T00:00:00.000Z" });
     }
   });
@@ -115,9 +116,10 @@ describe("Database.atomically (one transaction on one connection)", () => {
     dirs.push(dir);
     const database = createDb({ kind: "sqlite", file: join(dir, "t.sqlite") });
     await sql`create table item (id integer primary key, name text not null)`.execute(database.db);
-    const names = async () => (await database.db.selectFrom("item").select("name").orderBy("id").execute()).map((r) => r.name);
-    const add = (name: string) => database.db.insertInto("item").values({ name }).execute();
-    return { database, names, add };
+    const db = database.db.withTables<{ item: { id: Generated<number>; name: string } }>();
+    const names = async () => (await db.selectFrom("item").select("name").orderBy("id").execute()).map((r) => r.name);
+    const add = (name: string) => db.insertInto("item").values({ name }).execute();
+    return { database, db, names, add };
   }
 
   it("keeps every write when it succeeds, none when it throws half-way or the answer is not kept", async () => {
@@ -145,12 +147,12 @@ describe("Database.atomically (one transaction on one connection)", () => {
   });
 
   it("a statement that failed inside it, even if caught, rolls the whole unit back and is thrown", async () => {
-    const { database, names } = await fresh();
-    await database.db.insertInto("item").values({ id: 1, name: "first" }).execute();
+    const { database, db, names } = await fresh();
+    await db.insertInto("item").values({ id: 1, name: "first" }).execute();
     await expect(
       database.atomically(async () => {
-        await database.db.insertInto("item").values({ id: 2, name: "second" }).execute();
-        await database.db.insertInto("item").values({ id: 1, name: "clash" }).execute().catch(() => {});
+        await db.insertInto("item").values({ id: 2, name: "second" }).execute();
+        await db.insertInto("item").values({ id: 1, name: "clash" }).execute().catch(() => {});
         return 200;
       }),
     ).rejects.toThrow();
@@ -159,7 +161,7 @@ describe("Database.atomically (one transaction on one connection)", () => {
   });
 
   it("runs a transaction inside it as a savepoint, and other requests' queries wait for it instead of deadlocking", async () => {
-    const { database, names, add } = await fresh();
+    const { database, db, names, add } = await fresh();
     let outside: Promise<string[]> | undefined;
     // Runs a function in the async context of this line: outside the unit, like another request.
     const elsewhere = AsyncLocalStorage.snapshot();
@@ -170,12 +172,12 @@ describe("Database.atomically (one transaction on one connection)", () => {
       expect(await elsewhere(() => names())).toEqual([]);
       await add("outer");
       await expect(
-        database.db.transaction().execute(async (trx) => {
+        db.transaction().execute(async (trx) => {
           await trx.insertInto("item").values({ name: "inner, rolled back" }).execute();
           throw new Error("inner");
         }),
       ).rejects.toThrow("inner");
-      await database.db.transaction().execute((trx) => trx.insertInto("item").values({ name: "inner" }).execute());
+      await db.transaction().execute((trx) => trx.insertInto("item").values({ name: "inner" }).execute());
       // Another async context (another request) queues for the single SQLite connection.
       outside = elsewhere(() => names());
       await new Promise((r) => setTimeout(r, 20));

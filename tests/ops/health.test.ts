@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { createDb } from "../../lib/db.js";
+import { createDb } from "../../lib/db/connection.js";
 import { applyMigrations } from "../../lib/migrate.js";
 import { createReadiness } from "../../lib/readiness.js";
 import { readinessRoutes } from "../../routes/ops/health.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { createDb, type Database } from "../../lib/db.js";
+import { createDb, type DatabaseHandle } from "../../lib/db/connection.js";
 import { applyMigrations, baselineLegacyDatabase, MIGRATION_TABLE, pendingMigrations, planMigrations } from "../../lib/migrate.js";
 import { listMigrationFiles, SCHEMA_DIR, statementsOf, type Dialect } from "../../lib/schema-files.js";
 import { codeSchemaOptions, schemaDrift, withScratch, withScratchPostgres } from "../../schema/generate.js";
@@ -19,7 +19,7 @@ const tsx = join(process.cwd(), "node_modules/.bin/tsx");
 const tempDir = useTempDirs("idp-schema-");
 
 /** A fresh, empty database of the dialect under test, and the DATABASE_URL for a server to open it too. */
-async function withFresh<T>(use: (db: Database, url: string) => Promise<T>): Promise<T> {
+async function withFresh<T>(use: (db: DatabaseHandle, url: string) => Promise<T>): Promise<T> {
   if (pgUrl) return withScratchPostgres(pgUrl, async (db) => use(db, await urlOf(db)));
   const file = join(tempDir(), "fresh.sqlite");
   const db = createDb({ kind: "sqlite", file });
@@ -34,16 +34,18 @@ async function withFresh<T>(use: (db: Database, url: string) => Promise<T>): Pro
  * A database the code-driven migration made before schema/ existed: better-auth's planner ran
  * the very statements it then wrote as the first file, and recorded nothing.
  */
-async function makeLegacy(db: Database) {
+async function makeLegacy(db: DatabaseHandle) {
   await runFile(db, listMigrationFiles(SCHEMA_DIR, db.type)[0]!.path);
 }
 
 /** A migration file's statements, run without any record. */
-async function runFile(db: Database, path: string) {
+async function runFile(db: DatabaseHandle, path: string) {
   for (const statement of statementsOf(readFileSync(path, "utf8"))) await sql.raw(statement).execute(db.db);
 }
 
-const tableNames = async (db: Database) => (await db.db.introspection.getTables()).map((t) => t.name);
+/** Kysely's Migrator's own table, beside the schema's. */
+const migrationsTable = (db: DatabaseHandle) => db.db.withTables<{ [MIGRATION_TABLE]: { name: string } }>();
+const tableNames = async (db: DatabaseHandle) => (await db.db.introspection.getTables()).map((t) => t.name);
 
 describe("schema/ and the code agree", () => {
   it.each<Dialect>(pgUrl ? ["sqlite", "postgres"] : ["sqlite"])("schema/%s replayed on a fresh database leaves better-auth's planner nothing to do", async (d) => {
@@ -70,7 +72,7 @@ describe("applying schema/", () => {
       expect(await applyMigrations(db)).toEqual(files);
       expect(await applyMigrations(db)).toEqual([]);
       expect(await pendingMigrations(db)).toEqual([]);
-      const recorded = await db.db.selectFrom(MIGRATION_TABLE).select("name").orderBy("name").execute();
+      const recorded = await migrationsTable(db).selectFrom(MIGRATION_TABLE).select("name").orderBy("name").execute();
       expect(recorded.map((r) => r.name)).toEqual(files);
     });
   });
@@ -155,7 +157,7 @@ describe("a database made before schema/ (code-driven migration)", () => {
       // SQLite always migrates at start-up; PostgreSQL refuses while a later file is pending.
       if (dialect === "postgres" && later.length) await expect(startTestServer(env)).rejects.toThrow(`schema is behind (${later.length}: ${later[0]}`);
       else await (await startTestServer(env)).close();
-      const recorded = await db.db.selectFrom(MIGRATION_TABLE).select("name").execute();
+      const recorded = await migrationsTable(db).selectFrom(MIGRATION_TABLE).select("name").execute();
       expect(recorded.map((r) => r.name)).toContain("0001_initial");
       const server = await startTestServer({ ...env, AUTO_MIGRATE: "true" });
       try {
@@ -169,7 +171,7 @@ describe("a database made before schema/ (code-driven migration)", () => {
 });
 
 /** The DATABASE_URL of a scratch PostgreSQL database. */
-async function urlOf(db: Database): Promise<string> {
+async function urlOf(db: DatabaseHandle): Promise<string> {
   const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db.db);
   const url = new URL(pgUrl!);
   url.pathname = `/${rows[0]!.name}`;

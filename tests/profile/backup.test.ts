@@ -31,7 +31,6 @@ interface Identity {
 }
 
 const ciphertext = (bytes = 96) => randomBytes(bytes).toString("base64");
-const date = (d = new Date()) => (server.dbType === "sqlite" ? d.toISOString() : d);
 
 /** A fresh BAP identity: member key from @bsv/sdk, bapId = bapIdFromPubkey(member pubkey). */
 function newIdentity(): Identity {
@@ -51,7 +50,7 @@ async function registerIdentity(userId: string, opts: { primary?: boolean; creat
 async function linkProviderAccount(userId: string, providerId: string, accountId: string) {
   await server.db
     .insertInto("account")
-    .values({ id: randomUUID(), accountId, providerId, userId, createdAt: date(), updatedAt: date() })
+    .values({ id: randomUUID(), accountId, providerId, userId, createdAt: new Date(), updatedAt: new Date() })
     .execute();
 }
 
@@ -225,7 +224,7 @@ describe("GET /api/backup?oauthId: session owning the linked provider account an
     // A mapping that somehow points at someone else's identity must still not serve it.
     await server.db
       .insertInto("backupRecoveryLink")
-      .values({ id: randomUUID(), providerAccount: `github|${accountId}`, provider: "github", accountId, bapId: identity.bapId, userId: victim.user.id, createdAt: date() })
+      .values({ id: randomUUID(), providerAccount: `github|${accountId}`, provider: "github", accountId, bapId: identity.bapId, userId: victim.user.id, createdAt: new Date() })
       .execute();
     expectProblem(await server.api(`/api/backup?oauthId=${encodeURIComponent(`github|${accountId}`)}`, { cookie: attacker.cookie }), 403, "IDENTITY_NOT_OWNED");
   });
@@ -263,7 +262,7 @@ describe("POST /api/backup and GET /api/backup/status: OAuth access token or ses
   it("refuses without credentials, with a bad or expired bearer, or with a Bitcoin-Auth token (401)", async () => {
     const { person, identity } = await personWithIdentity();
     const expired = await accessTokenFor(person);
-    await server.db.updateTable("oauthAccessToken").set({ expiresAt: date(new Date(Date.now() - 1000)) }).where("userId", "=", person.user.id).execute();
+    await server.db.updateTable("oauthAccessToken").set({ expiresAt: new Date(Date.now() - 1000) }).where("userId", "=", person.user.id).execute();
     const refused: Record<string, string>[] = [{}, bearer("bogus"), bearer(expired), bitcoinAuth(sign(identity.key, "/api/backup")), { "x-auth-token": sign(identity.key, "/api/backup") }];
     for (const headers of refused) {
       expectProblem(await post({ encryptedBackup: ciphertext() }, headers), 401);

@@ -41,7 +41,7 @@ const expectProblem = (res: { status: number; headers: Headers; json: any }, sta
 
 /** Sets a date column of a record straight in the database, as time passing would leave it. */
 async function setDate(on: TestServer, id: string, column: "challengeExpiresAt" | "expiresAt", when: Date) {
-  await on.db.updateTable("domainVerification").set({ [column]: on.dbType === "sqlite" ? when.toISOString() : when }).where("id", "=", id).execute();
+  await on.db.updateTable("domainVerification").set({ [column]: when }).where("id", "=", id).execute();
 }
 
 describe("DNS challenges", () => {

@@ -7,6 +7,7 @@ import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import type { NoticeKey } from "./messages.js";
 import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
+import type { Database } from "../../../lib/db/tables.js";
 
 /*
  * The account page's "Agents" section: the person's agent hosts, the agents on them (or bound
@@ -20,7 +21,7 @@ import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.
 /** What the section shows: listAgentEstate's answer for the signed-in person. */
 export type AgentAccessView = Awaited<ReturnType<typeof agentStore.listAgentEstate>>;
 
-export async function loadAgentAccess(db: Kysely<any>, userId: string): Promise<AgentAccessView> {
+export async function loadAgentAccess(db: Kysely<Database>, userId: string): Promise<AgentAccessView> {
   return agentStore.listAgentEstate(db, userId);
 }
 
@@ -138,7 +139,7 @@ const outcome = (ok: boolean, notice: NoticeKey) => backWith(ok, notice, ANCHOR,
 /** The row id the form names; "" when it names none. */
 const idFrom = async (c: PageContext, field: string) => (await readForm(c))[field] ?? "";
 
-type Db = Kysely<any>;
+type Db = Kysely<Database>;
 
 /** What pausing, resuming and revoking mean for a host and for an agent. */
 const STATE_CHANGES = {

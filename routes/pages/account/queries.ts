@@ -1,7 +1,8 @@
 import type { Kysely } from "kysely";
-import { asBool, asDate } from "../../../lib/db.js";
+import { asBool, asDate } from "../../../lib/db/sqlite-values.js";
 import { isSuspended } from "../../../plugins/bap-identity/store.js";
 import { listIdentities } from "../../../plugins/bap-identity/store.js";
+import type { Database } from "../../../lib/db/tables.js";
 
 /**
  * What the account page reads, as named queries on the one Kysely instance. Reads go to the
@@ -18,7 +19,7 @@ export interface SessionRow {
   userAgent: string | null;
 }
 
-export async function listActiveSessions(db: Kysely<any>, userId: string): Promise<SessionRow[]> {
+export async function listActiveSessions(db: Kysely<Database>, userId: string): Promise<SessionRow[]> {
   const rows = await db
     .selectFrom("session")
     .select(["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent"])
@@ -39,7 +40,7 @@ export interface LinkedAccount {
   hasPassword: boolean;
 }
 
-export async function listLinkedAccounts(db: Kysely<any>, userId: string): Promise<LinkedAccount[]> {
+export async function listLinkedAccounts(db: Kysely<Database>, userId: string): Promise<LinkedAccount[]> {
   const rows = await db.selectFrom("account").select(["id", "providerId", "accountId", "createdAt", "password"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
   return rows.map((r) => ({ id: r.id, providerId: r.providerId, accountId: r.accountId, createdAt: asDate(r.createdAt), hasPassword: Boolean(r.password) }));
 }
@@ -52,7 +53,7 @@ export interface PasskeyRow {
   createdAt: Date | null;
 }
 
-export async function listPasskeys(db: Kysely<any>, userId: string): Promise<PasskeyRow[]> {
+export async function listPasskeys(db: Kysely<Database>, userId: string): Promise<PasskeyRow[]> {
   const rows = await db.selectFrom("passkey").select(["id", "name", "deviceType", "backedUp", "createdAt"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
   return rows.map((r) => ({ id: r.id, name: r.name ?? null, deviceType: r.deviceType, backedUp: asBool(r.backedUp), createdAt: r.createdAt ? asDate(r.createdAt) : null }));
 }
@@ -67,12 +68,12 @@ export interface BapIdentityRow {
   suspended: boolean;
 }
 
-export async function listBapIdentities(db: Kysely<any>, userId: string): Promise<BapIdentityRow[]> {
+export async function listBapIdentities(db: Kysely<Database>, userId: string): Promise<BapIdentityRow[]> {
   return (await listIdentities(db, userId)).map((r) => ({ bapId: r.bapId, name: r.name, isPrimary: r.isPrimary, currentAddress: r.currentAddress, rootAddress: r.rootAddress, suspended: isSuspended(r) }));
 }
 
 /** Whether the user turned two-factor on (a verified authenticator); backup codes are stored encrypted and not counted. */
-export async function findTwoFactorEnabled(db: Kysely<any>, userId: string): Promise<boolean> {
+export async function findTwoFactorEnabled(db: Kysely<Database>, userId: string): Promise<boolean> {
   const user = await db.selectFrom("user").select(["twoFactorEnabled"]).where("id", "=", userId).executeTakeFirst();
   return asBool(user?.twoFactorEnabled);
 }
@@ -103,7 +104,7 @@ export interface OrganizationInvitation {
   expiresAt: Date;
 }
 
-export async function listMemberships(db: Kysely<any>, userId: string): Promise<Membership[]> {
+export async function listMemberships(db: Kysely<Database>, userId: string): Promise<Membership[]> {
   const rows = await db
     .selectFrom("member")
     .innerJoin("organization", "organization.id", "member.organizationId")
@@ -114,7 +115,7 @@ export async function listMemberships(db: Kysely<any>, userId: string): Promise<
   return rows.map((r) => ({ organizationId: r.organizationId, name: r.name, slug: r.slug, memberId: r.memberId, role: r.role }));
 }
 
-export async function listOrganizationMembers(db: Kysely<any>, organizationIds: string[]): Promise<OrganizationMember[]> {
+export async function listOrganizationMembers(db: Kysely<Database>, organizationIds: string[]): Promise<OrganizationMember[]> {
   if (!organizationIds.length) return [];
   const rows = await db
     .selectFrom("member")
@@ -126,7 +127,7 @@ export async function listOrganizationMembers(db: Kysely<any>, organizationIds: 
   return rows.map((r) => ({ id: r.id, organizationId: r.organizationId, userId: r.userId, role: r.role, name: r.name, email: r.email }));
 }
 
-export async function listPendingInvitations(db: Kysely<any>, organizationIds: string[]): Promise<OrganizationInvitation[]> {
+export async function listPendingInvitations(db: Kysely<Database>, organizationIds: string[]): Promise<OrganizationInvitation[]> {
   if (!organizationIds.length) return [];
   const rows = await db
     .selectFrom("invitation")
@@ -153,7 +154,7 @@ export interface ReceivedInvitation {
  * invitation link (an opaque id sent to the mailbox) is the proof that the invitee reads it,
  * as better-auth's own /organization/list-user-invitations decides.
  */
-export async function listInvitationsFor(db: Kysely<any>, email: string): Promise<ReceivedInvitation[]> {
+export async function listInvitationsFor(db: Kysely<Database>, email: string): Promise<ReceivedInvitation[]> {
   const rows = await db
     .selectFrom("invitation")
     .innerJoin("organization", "organization.id", "invitation.organizationId")

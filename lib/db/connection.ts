@@ -1,0 +1,44 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Kysely } from "kysely";
+import type pg from "pg";
+import type { DatabaseTarget } from "../env.js";
+import { postgresDialect, sqliteDialect, type DbOptions } from "./dialects.js";
+import { sqliteParameters } from "./sqlite-values.js";
+import type { Database } from "./tables.js";
+import { atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
+
+/** The one Kysely instance shared by better-auth and our own routes, with its dialect and unit of work. */
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly type: "sqlite" | "postgres";
+  /** PostgreSQL: the connection pool's counts, for the metrics (lib/metrics.ts watchPool). */
+  readonly pool?: Pick<pg.Pool, "totalCount" | "idleCount" | "waitingCount">;
+  /**
+   * Runs `fn` as one transaction on one connection: every query of `fn` (and of whatever it
+   * calls, better-auth's adapter included) uses it, nested transactions become savepoints.
+   * Committed when `keep(result)` holds, rolled back when it does not or `fn` throws. A commit
+   * that fails throws (a dropped database: `ServiceUnavailable`).
+   */
+  readonly atomically: Atomically;
+  close(): Promise<void>;
+}
+
+export function createDb(target: DatabaseTarget, options: DbOptions = {}): DatabaseHandle {
+  const units = new AsyncLocalStorage<Unit>();
+  if (target.kind === "postgres") {
+    const pool = postgresDialect(target.url, options.onPoolError ?? (() => {}));
+    const db = new Kysely<Database>({ dialect: withConnectionRules(pool.dialect, units) });
+    return { db, type: "postgres", pool: pool.pool, atomically: atomicallyOn(units), close: () => db.destroy() };
+  }
+  const sqlite = sqliteDialect(target.file, options);
+  const db = new Kysely<Database>({ dialect: withConnectionRules(sqlite.dialect, units, sqliteParameters) });
+  return {
+    db,
+    type: "sqlite",
+    atomically: atomicallyOn(units),
+    close: async () => {
+      await sqlite.checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}

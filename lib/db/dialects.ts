@@ -1,0 +1,118 @@
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
+import SQLite from "better-sqlite3";
+import { PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from "kysely";
+import pg from "pg";
+
+/**
+ * What differs between the two databases below Kysely: PostgreSQL's pool and its failure
+ * rules, SQLite's file, pragmas, statement cache and checkpointer. The rules every query
+ * follows on both (errors, units of work) are lib/db/unit-of-work.ts's.
+ */
+
+export interface DbOptions {
+  /** A pg pool lost an idle client (logged; the pool replaces it). */
+  onPoolError?: (err: Error) => void;
+  /**
+   * SQLite: copy the write-ahead log back into the database file from a worker thread
+   * (the server), instead of inside whichever request's commit crosses the threshold.
+   */
+  backgroundCheckpoint?: boolean;
+}
+
+export function postgresDialect(url: string, onPoolError: (err: Error) => void): { dialect: Dialect; pool: pg.Pool } {
+  // A connection attempt that gets no answer gives up after 5 s (a request fails with a 503,
+  // lib/errors.ts ServiceUnavailable) instead of waiting for ever; idle clients are let go after
+  // 30 s, so fewer of them are left to find dead after a database restart.
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  // A connection dropped by the server (restart, failover, admin) must not crash the process.
+  // Idle in the pool, its error reaches the pool's listener and the pool replaces it. Checked
+  // out between two queries (in a transaction, say), its error goes to the client itself, which
+  // pg throws as an unhandled 'error' event without a listener: the next query on it fails (a
+  // 503) and the pool drops it on release.
+  pool.on("error", onPoolError);
+  pool.on("connect", (client) => client.on("error", onPoolError));
+  return { dialect: new PostgresDialect({ pool }), pool };
+}
+
+export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; checkpointer?: { stop(): Promise<void> } } {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  // WAL lets readers run beside the single writer; a busy timeout queues writers instead of failing.
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("foreign_keys = ON");
+  // Checkpoint the WAL every ~40 MiB (10,000 pages) rather than every 4 MiB: each checkpoint
+  // syncs the database file, and at the default a token refresh (three writes) paid for one
+  // every few dozen requests. journal_size_limit trims the WAL file back after a checkpoint.
+  // With the background checkpointer this is only the fallback should the worker stop.
+  sqlite.pragma("wal_autocheckpoint = 10000");
+  sqlite.pragma("journal_size_limit = 67108864");
+  const checkpointer = options.backgroundCheckpoint && file !== ":memory:" ? startCheckpointer(file) : undefined;
+  return { dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), checkpointer };
+}
+
+/**
+ * A worker thread with its own connection runs `PRAGMA wal_checkpoint(PASSIVE)` every
+ * `intervalMs`. A passive checkpoint never blocks the server's reads or writes (it copies
+ * what it can and leaves the rest for the next round), and its copy and fsync of the
+ * database file then happen beside the event loop instead of inside a request's commit.
+ * Once every frame is copied, the next write starts the WAL over from its beginning, so
+ * it stays small. Errors are reported to the parent only as a stop; the connection's own
+ * auto-checkpoint remains as the fallback.
+ */
+function startCheckpointer(file: string, intervalMs = 250): { stop(): Promise<void> } {
+  const source = `
+    const { parentPort, workerData } = require("node:worker_threads");
+    const Database = require(workerData.driver);
+    const db = new Database(workerData.file, { fileMustExist: true });
+    db.pragma("busy_timeout = 0");
+    const timer = setInterval(() => {
+      try { db.pragma("wal_checkpoint(PASSIVE)"); } catch {}
+    }, workerData.intervalMs);
+    parentPort.on("message", () => {
+      clearInterval(timer);
+      try { db.close(); } catch {}
+      parentPort.close();
+    });`;
+  const worker = new Worker(source, {
+    eval: true,
+    workerData: { file, intervalMs, driver: createRequire(import.meta.url).resolve("better-sqlite3") },
+  });
+  worker.unref();
+  worker.on("error", () => {});
+  const exited = new Promise<void>((done) => worker.once("exit", () => done()));
+  return {
+    async stop() {
+      worker.postMessage("stop");
+      await Promise.race([exited, new Promise((done) => setTimeout(done, 2000).unref())]);
+      await worker.terminate();
+    },
+  };
+}
+
+/**
+ * Kysely prepares every query anew (`db.prepare(sql)` per execution), and compiling SQL
+ * was a tenth of the CPU of a session or token lookup. The queries better-auth and our
+ * routes send are a small, fixed set of texts with `?` parameters, so prepared statements
+ * are kept by SQL text and reused (better-sqlite3 binds fresh parameters on every run).
+ * A statement still being iterated (`busy`, a streamed query) is never handed out twice;
+ * past `max` texts the oldest is dropped.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      const cached = statements.get(sql);
+      if (cached && !cached.busy) return cached;
+      const statement = sqlite.prepare(sql);
+      if (!cached && statements.size >= max) statements.delete(statements.keys().next().value!);
+      statements.set(sql, statement);
+      return statement;
+    },
+  };
+}
