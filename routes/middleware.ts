@@ -3,6 +3,8 @@ import { createMiddleware } from "hono/factory";
 import type { RequestIdVariables } from "hono/request-id";
 import type { Auth } from "../auth.config.js";
 import { problems } from "../lib/errors.js";
+import { CLIENT_IP_HEADER } from "../lib/client-address.js";
+import type { Limiter } from "../lib/rate-limit.js";
 import { findSession, requireSession, type SessionWithUser } from "./session.js";
 
 /**
@@ -99,4 +101,11 @@ export function refuseOtherSites<E extends Env>(authUrlOf: (c: Context<E>) => st
     if ((origin && origin !== "null" && origin !== new URL(authUrlOf(c)).origin) || c.req.header("sec-fetch-site") === "cross-site") throw problems.forbidden("This request must come from our own pages.");
     await next();
   };
+}
+
+/** 429 past the limiter's budget for this client IP (OWASP ASVS 2.2.1, anti-automation). */
+export async function limit(limiter: Limiter | null, c: Context) {
+  if (!limiter) return;
+  const { allowed, retryAfter } = await limiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
+  if (!allowed) throw problems.tooManyRequests(retryAfter);
 }

@@ -7,7 +7,6 @@ import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoi
 import { problem, ProblemError, problems } from "../../lib/errors.js";
 import type { Limiter } from "../../lib/rate-limit.js";
 import { problemResponse } from "../../lib/respond.js";
-import { CLIENT_IP_HEADER } from "../../lib/client-address.js";
 import { check, readJson } from "../../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import type { BackupScope } from "../../plugins/backup/index.js";
@@ -118,13 +117,6 @@ export const oauthOnly = (scope: BackupScope) =>
     c.set("caller", caller);
     await next();
   });
-
-/** 429 past the limiter's budget for this client IP (OWASP ASVS 2.2.1, anti-automation). */
-export async function limit(limiter: Limiter | null, c: Context) {
-  if (!limiter) return;
-  const { allowed, retryAfter } = await limiter.hit(c.req.header(CLIENT_IP_HEADER) ?? "unknown");
-  if (!allowed) throw problems.tooManyRequests(retryAfter);
-}
 
 /** The key that signed a Bitcoin-Auth token for this request, or a 401. */
 export async function verifiedSigner(c: Context<BackupEnv>, token: string | null | undefined, requestPath: string, body?: string): Promise<string> {

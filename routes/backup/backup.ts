@@ -7,11 +7,11 @@ import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
 import { BapId, noIdentity, notOwned, pushBackup, PushBackupInput } from "../../plugins/backup/service.js";
 import * as store from "../../plugins/backup/store.js";
-import { found, limit, methodNotAllowed, queryOf, readBackupBody, sessionCaller, tokenOrSession, unauthorized, verifiedSigner, type BackupEnv } from "./access.js";
+import { found, methodNotAllowed, queryOf, readBackupBody, sessionCaller, tokenOrSession, unauthorized, verifiedSigner, type BackupEnv } from "./access.js";
 import { backupLinkOAuthRoutes } from "./link-oauth.js";
 import { backupStatusRoutes } from "./status.js";
 import { backupSyncRoutes } from "./sync.js";
-import { maybeSignedIn } from "../middleware.js";
+import { limit, maybeSignedIn } from "../middleware.js";
 
 /**
  * /api/backup: the caller's encrypted identity backup (spec, "Backup" and the per-route

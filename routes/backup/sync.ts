@@ -7,7 +7,8 @@ import { check } from "../../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import { BapId, Ciphertext, notOwned } from "../../plugins/backup/service.js";
 import * as store from "../../plugins/backup/store.js";
-import { found, invalidBitcoinAuth, limit, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./access.js";
+import { found, invalidBitcoinAuth, methodNotAllowed, queryOf, readBackupBody, SYNC_PATH, verifiedSigner, type BackupEnv } from "./access.js";
+import { limit } from "../middleware.js";
 
 /**
  * /api/backup/sync: a Bitcoin-Auth token by the identity's member key over the path

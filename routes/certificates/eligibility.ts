@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { listLinkedAccounts } from "../pages/account/queries.js";
+import { listLinkedAccounts } from "../../plugins/accounts/store.js";
 import { findBinding } from "../../plugins/certificates/binding-store.js";
 import type { Database } from "../../lib/db/tables.js";
 

@@ -2,8 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Auth } from "../../auth.config.js";
 import { AUTH_VERSION, type MutualAuth } from "../../lib/mutual-auth.js";
 import type { Limiter } from "../../lib/rate-limit.js";
-import { limit } from "../backup/access.js";
-import type { RouteEnv } from "../middleware.js";
+import { limit, type RouteEnv } from "../middleware.js";
 
 /**
  * /.well-known/auth (BRC-104): GET is convenience metadata for people and tools (who we are,

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../../auth.config.js";
-import { mcpResourceMetadata } from "../mcp/mcp.js";
+import { mcpResourceMetadata } from "../../lib/mcp-resource.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 
 /**

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { OAuthError } from "../../lib/errors.js";
 import type { ResourceTokenVerifier } from "../../lib/resource-token.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
-import { MCP_PATH } from "../../lib/mount-paths.js";
+import { mcpResource, mcpResourceMetadataUrl } from "../../lib/mcp-resource.js";
 import { bearerTokenOf } from "../access-token.js";
 import { mcpServer } from "./tools.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
@@ -21,28 +21,6 @@ export interface McpDeps extends RouteDeps {
   db: Kysely<Database>;
   authUrl: string;
   tokens: ResourceTokenVerifier;
-}
-
-/** The scopes an MCP client is told to ask for (RFC 9728 `scopes_supported`): its tools' (routes/mcp/tools.ts), sign-in and refresh. */
-export const MCP_SCOPES = ["openid", "profile", "backup:read", "offline_access"] as const;
-
-export const mcpResource = (authUrl: string) => `${authUrl}${MCP_PATH}`;
-/** RFC 9728 §3.1: the well-known name inserted between the host and the resource's path (`/.well-known/oauth-protected-resource/idp/mcp` under a path issuer). */
-export const mcpResourceMetadataUrl = (authUrl: string) => {
-  const resource = new URL(mcpResource(authUrl));
-  return `${resource.origin}/.well-known/oauth-protected-resource${resource.pathname}`;
-};
-
-/** RFC 9728 §2: this resource's metadata document. */
-export function mcpResourceMetadata(authUrl: string) {
-  return {
-    resource: mcpResource(authUrl),
-    authorization_servers: [authUrl],
-    scopes_supported: [...MCP_SCOPES],
-    bearer_methods_supported: ["header"],
-    resource_name: "Identity MCP server",
-    resource_documentation: `${authUrl}/llms.txt`,
-  };
 }
 
 /**

@@ -16,6 +16,7 @@ import { OwnershipQuery, userNfts, verifyOwnership } from "../../plugins/wallet/
 import * as wallets from "../../plugins/wallet/store.js";
 import { type RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
+import { CONNECT_TOKEN_PATH } from "../../lib/mount-paths.js";
 
 /**
  * Wallet connections and NFT checks (spec "Wallet"; session only, an OAuth bearer is not a
@@ -53,11 +54,6 @@ export interface WalletRouteDeps {
 type WalletEnv = RouteEnv<WalletRouteDeps>;
 type C = Context<WalletEnv>;
 
-/**
- * The path every connection token names, whichever mount it is sent to: the wallet signs
- * `/api/wallet/connect` (as the Sigma client documents it), never the request it travels in.
- */
-export const CONNECT_TOKEN_PATH = "/api/wallet/connect";
 /**
  * The body a connection token signs besides the path (bitcoin-auth's `body`): the identity the
  * wallet is connected to, as compact JSON. A path-only token names no account, so whoever got

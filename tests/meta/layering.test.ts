@@ -117,6 +117,20 @@ describe("naming", () => {
     // app.ts mounts families, never a route file's router by itself.
     expect(readFileSync(join(ROOT, "app.ts"), "utf8")).not.toMatch(/\bapp\.route\(/);
   });
+
+  it("a route family imports no other family's folder: what two families share sits at routes/'s top level, in lib/ or in a plugin's store", () => {
+    const familyOf = (file: string) => /^routes\/([^/]+)\//.exec(file)?.[1];
+    const across: string[] = [];
+    for (const [file, targets] of importGraph()) {
+      const own = familyOf(file);
+      if (!own) continue;
+      for (const target of targets) {
+        const theirs = familyOf(target);
+        if (theirs && theirs !== own) across.push(`${file} -> ${target}`);
+      }
+    }
+    expect(across).toEqual([]);
+  });
 });
 
 describe("one table of endpoints", () => {

@@ -8,7 +8,7 @@ import { LinkedAccountsSection } from "./linked-accounts.js";
 import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
 import { PasskeysSection, type PasskeyControls } from "./passkeys.js";
 import { ProfileSection } from "./profile.js";
-import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "./queries.js";
+import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "../../../plugins/accounts/store.js";
 import { SessionsSection } from "./sessions.js";
 import { SubscriptionSection, type SubscriptionView } from "./subscription.js";
 import { TwoFactorSection } from "./two-factor.js";

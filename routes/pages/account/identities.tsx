@@ -6,7 +6,7 @@ import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section } from "./format.js";
 import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
-import type { BapIdentityRow } from "./queries.js";
+import type { BapIdentityRow } from "../../../plugins/accounts/store.js";
 
 /**
  * BAP identities registered to the account (routes/profile/shared.ts); the primary one is what apps see

@@ -6,7 +6,7 @@ import { redirectWith } from "../render.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import { accountForm, ACCOUNT_PATH, backWithError, replayThenBack } from "./outcome.js";
-import type { LinkedAccount } from "./queries.js";
+import type { LinkedAccount } from "../../../plugins/accounts/store.js";
 
 /** Linked sign-in accounts: the password, and accounts at social providers (link and unlink). */
 export function LinkedAccountsSection(props: { accounts: LinkedAccount[]; providers: readonly SignInProvider[] }) {

@@ -16,7 +16,7 @@ import {
   listOrganizationMembers,
   listPasskeys,
   listPendingInvitations,
-} from "./queries.js";
+} from "../../../plugins/accounts/store.js";
 import { canManage } from "./organizations-section.js";
 import { KEY_SIGN_IN_TWO_FACTOR_ID } from "../../../plugins/key-sign-in/two-factor.js";
 import { isTierId } from "../../../plugins/subscriptions/tiers.js";

@@ -1,6 +1,6 @@
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
-import type { Membership, OrganizationInvitation, OrganizationMember, ReceivedInvitation } from "./queries.js";
+import type { Membership, OrganizationInvitation, OrganizationMember, ReceivedInvitation } from "../../../plugins/accounts/store.js";
 
 /** better-auth's built-in organization roles; the creator is `owner`, an invitee defaults to `member`. */
 export const ORGANIZATION_ROLES = ["member", "admin", "owner"] as const;

@@ -4,7 +4,7 @@ import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import { accountForm, backWithError, replayThenBack } from "./outcome.js";
-import type { PasskeyRow } from "./queries.js";
+import type { PasskeyRow } from "../../../plugins/accounts/store.js";
 
 /** Passkeys: rename and delete here; adding one is client/passkeys.ts, straight to better-auth. */
 export interface PasskeyControls {

@@ -5,7 +5,7 @@ import { redirectWith } from "../render.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { describeUserAgent, Section, When } from "./format.js";
 import { accountForm, backWithError, replayThenBack } from "./outcome.js";
-import type { SessionRow } from "./queries.js";
+import type { SessionRow } from "../../../plugins/accounts/store.js";
 
 /** Where the person is signed in: each session, signing one out, or every other one. */
 export function SessionsSection(props: { sessions: SessionRow[]; currentSessionId: string }) {

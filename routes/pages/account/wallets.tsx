@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import type { NftListing } from "../../../plugins/wallet/ownership.js";
 import { canReceivePayments, makePaymentWallet, makePrimaryWallet, removeConnection, type WalletConnection } from "../../../plugins/wallet/store.js";
-import { CONNECT_TOKEN_PATH } from "../../wallet/wallet.js";
+import { CONNECT_TOKEN_PATH } from "../../../lib/mount-paths.js";
 import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
-import type { BapIdentityRow } from "./queries.js";
+import type { BapIdentityRow } from "../../../plugins/accounts/store.js";
 
 /**
  * Connected wallets (routes/wallet/wallet.ts: the same store functions) and the NFTs they hold. A

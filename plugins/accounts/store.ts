@@ -1,11 +1,12 @@
 import type { Kysely } from "kysely";
-import { asBool, asDate } from "../../../lib/db/sqlite-values.js";
-import { isSuspended } from "../../../plugins/bap-identity/store.js";
-import { listIdentities } from "../../../plugins/bap-identity/store.js";
-import type { Database } from "../../../lib/db/tables.js";
+import { asBool, asDate } from "../../lib/db/sqlite-values.js";
+import { isSuspended, listIdentities } from "../bap-identity/store.js";
+import type { Database } from "../../lib/db/tables.js";
 
 /**
- * What the account page reads, as named queries on the one Kysely instance. Reads go to the
+ * What the account page (routes/pages/account) and the certificate eligibility check read of a
+ * person's sessions, linked accounts, passkeys, identities, two-factor and organizations, as
+ * named queries on the one Kysely instance. Reads go to the
  * database directly (better-auth's /list-sessions, for one, answers only for a session less
  * than a day old); every change still goes through better-auth's endpoints.
  */
