@@ -57,7 +57,7 @@ export function memberKey(options: MemberKeyOptions) {
             // Only HTTP requests reach here with a body to sign; a server-side call has no client to authenticate.
             if (!request) return;
             // The endpoint takes only application/x-www-form-urlencoded (RFC 6749 §4.1.3), whose
-            // raw text better-call kept for exactly this re-read (patches/better-call+1.4.5.patch).
+            // raw text the app kept for exactly this re-read (lib/request-body.ts).
             const raw = rawFormOf(request) ?? (await request.clone().text());
             if (raw.length > maxBody) return oauthErrorResponse(new OAuthError("invalid_request", "request body too large", { status: 413 }));
             const form = new URLSearchParams(raw);
