@@ -45,8 +45,8 @@ export async function withBufferedBody(req: Request): Promise<Request | string> 
   // A string: why the body is refused (lib/validate.ts: a NUL character, JSON nested too deeply).
   if (type.includes("application/x-www-form-urlencoded")) {
     if (hasNulInForm(text)) return NUL_REFUSED;
-    // Readers that parse a form twice (OAuth client authentication re-parses the raw form)
-    // take this text instead of teeing the body (lib/validate.ts RAW_FORM_BODY).
+    // Endpoints that read a form twice (OAuth client authentication re-parses the raw form)
+    // take this text instead of teeing the body (patches/better-call+1.4.5.patch).
     Object.defineProperty(buffered, RAW_FORM_BODY, { value: text });
   } else if (hasNulInJson(text)) return NUL_REFUSED;
   else if (jsonTooDeep(text)) return TOO_DEEP_REFUSED;

@@ -80,9 +80,8 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
 }
 
 /**
- * Where the app keeps the raw text of a URL-encoded body it has read (lib/request-body.ts), so
- * readers that parse a form twice (member-key, atomic refresh, and oauth-provider's client
- * authentication and `resource` list, patches/README.md) need not tee the request.
+ * Where better-call (patches/better-call+1.4.5.patch) keeps and looks for the raw text of a
+ * URL-encoded body, so endpoints that read a form twice need not tee the request.
  */
 export const RAW_FORM_BODY = Symbol.for("better-call.rawFormBody");
 
