@@ -6,6 +6,7 @@ import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type DatabaseHandle } from "./lib/db/connection.js";
 import { withAtomicRefresh } from "./lib/atomic-refresh.js";
+import { fastRefreshOptions, withFastRefresh } from "./plugins/fast-lane/refresh.js";
 import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
 import { BASE_PATH, MCP_PATH } from "./lib/mount-paths.js";
@@ -336,7 +337,9 @@ export function createAuth(deps: AuthDeps) {
   // so the handler takes the common case only where the lane is off.
   const prefix = issuerPath(deps.config.authUrl);
   const introspection = prefix ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database.db), issuer: deps.config.authUrl, claims: accessTokenClaims }) : atomic;
-  const limited = limitAuthHandler(introspection, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });
+  // The common refresh grant likewise (plugins/fast-lane/refresh.ts), outside the atomic refresh's transaction.
+  const refresh = prefix ? withFastRefresh(introspection, fastRefreshOptions({ database: deps.database, context: auth.$context, metrics: deps.shared.metrics, logger: deps.logger })) : introspection;
+  const limited = limitAuthHandler(refresh, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });
   // better-auth sees itself mounted under AUTH_URL's path, if it has one (app.ts).
   const handler = atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret);
   return { ...auth, handler, fetch: handler };

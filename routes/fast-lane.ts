@@ -5,6 +5,9 @@ import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
 import type { DatabaseHandle } from "../lib/db/connection.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
+import { fastRefreshOptions, refreshLaneRoute } from "../plugins/fast-lane/refresh.js";
+import type { Metrics } from "../lib/metrics.js";
+import type { Logger } from "../lib/logger.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
 import { accessTokenClaims } from "../auth.config.js";
@@ -12,7 +15,9 @@ import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
- * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts) and the common introspection (plugins/fast-lane/introspect.ts).
+ * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts),
+ * the common introspection (plugins/fast-lane/introspect.ts) and the common refresh grant
+ * (plugins/fast-lane/refresh.ts).
  */
 export interface FastLaneDeps {
   auth: Auth;
@@ -22,14 +27,19 @@ export interface FastLaneDeps {
   database: DatabaseHandle;
   /** The JWKS document the app serves too (routes/jwks.ts jwksDocument). */
   jwks: () => Promise<string>;
+  metrics: Metrics;
+  logger: Logger;
 }
 
-export function fastLaneRoutes({ auth, app, config, database, jwks }: FastLaneDeps): LaneRoute[] {
+export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger }: FastLaneDeps): LaneRoute[] {
   return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}` }), introspectionLaneRoute({
     store: oauthTokenStore(database.db),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,
     claims: accessTokenClaims,
+  }), refreshLaneRoute({
+    ...fastRefreshOptions({ database, context: auth.$context, metrics, logger }),
+    path: `${BASE_PATH}${AUTH_PATHS.token}`,
   })];
 }
 

@@ -36,6 +36,10 @@ function sqliteValue(value: unknown): unknown {
 export function asDate(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
+/** A JSON column's value: parsed by PostgreSQL (jsonb), its text from SQLite (parsed here; text that is not JSON throws). */
+export function asJson(value: unknown): unknown {
+  return typeof value === "string" ? JSON.parse(value) : (value ?? null);
+}
 export function asBool(value: unknown): boolean {
   return value === true || value === 1 || value === "1" || value === "true";
 }

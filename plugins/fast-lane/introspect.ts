@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { OAuthTokenStore } from "../oauth-store/introspection.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
-import { basicCredentialsOf, type EdgeHandler } from "../../lib/auth-request.js";
+import type { EdgeHandler } from "../../lib/auth-request.js";
+import { clientBudget, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
 import type { LaneRoute } from "../../lib/fast-lane.js";
 
 /**
@@ -36,17 +36,6 @@ export interface FastIntrospectionOptions {
   claims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
 }
 
-const PLAIN = /^[A-Za-z0-9._~-]+$/;
-const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url");
-const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
-
-/** Basic credentials of unreserved characters only, else null (the generic path decodes the rest). */
-function plainBasic(header: string | null | undefined): { id: string; secret: string } | null {
-  const basic = basicCredentialsOf(header);
-  if (!basic || basic.rawSecret === undefined) return null;
-  const { rawId: id, rawSecret: secret } = basic;
-  return PLAIN.test(id) && PLAIN.test(secret) ? { id, secret } : null;
-}
 
 /** The form's token when it holds only `token` (once) and an access-token hint at most. */
 function tokenOf(form: string): string | null {
@@ -58,13 +47,6 @@ function tokenOf(form: string): string | null {
     else return null;
   }
   return token && token.split(".").length !== 3 ? token : null;
-}
-
-function secretMatches(stored: string | null, given: string): boolean {
-  if (!stored) return false;
-  const a = Buffer.from(sha256(given));
-  const b = Buffer.from(stored);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer. */
@@ -101,11 +83,6 @@ export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntros
   };
 }
 
-/** The client a request's plain Basic credentials name (the `client` limit's key), or null. */
-export function plainBasicClientId(authorization: string | null | undefined): string | null {
-  return plainBasic(authorization)?.id ?? null;
-}
-
 /** better-auth's handler with the common case answered in front of it (for requests that reach the app). */
 export function withFastIntrospection(next: EdgeHandler, options: Omit<FastIntrospectionOptions, "path">): EdgeHandler {
   const answer = introspectionAnswerer(options);
@@ -123,11 +100,7 @@ export function introspectionLaneRoute(options: FastIntrospectionOptions): LaneR
     method: "POST",
     path: options.path,
     label: options.path,
-    credential: (req) => {
-      const id = plainBasicClientId(req.headers.authorization);
-      // lib/auth-limits.ts's key for a client named by its credentials (at most 512 characters).
-      return id && id.length <= 512 ? { limit: "client", key: `client:${id}` } : null;
-    },
+    credential: clientBudget,
     async answer(req) {
       const body = await answer(req.headers.authorization, req.body);
       return body === null ? null : { status: 200, headers: NO_STORE, body };

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from "kysely";
-import { asBool, asDate } from "../../lib/db/sqlite-values.js";
+import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
 
 /**
@@ -39,8 +39,7 @@ export interface AccessTokenRow {
   userId: string | null;
 }
 
-/** A JSON column: parsed objects from PostgreSQL (jsonb), JSON text from SQLite. */
-const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : (value ?? null));
+const json = asJson;
 
 function toClient(row: Record<string, unknown>): ClientCredentialRow {
   return {

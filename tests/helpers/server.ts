@@ -61,6 +61,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     config,
     db: running.database.db,
     dbType: running.database.type,
+    /** The database handle itself (its unit of work too), for tests that run a store over it. */
+    database: running.database,
     /** The running app and auth instance, for tests that inspect what is served (tests/meta/openapi.test.ts). */
     app: running.app,
     auth: running.auth,
