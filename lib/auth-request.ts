@@ -24,8 +24,12 @@ export interface AuthRequest {
   client?: ClientCredentials;
   /** RFC 6750 §2.1: an `Authorization: Bearer` token (a session token, an access token or an agent JWT). */
   bearer?: string;
-  /** The session token of better-auth's session cookie, only when its signature checks out. */
-  sessionCookie?: string;
+  /**
+   * The session token of better-auth's session cookie, only when its signature checks out.
+   * Checked on first read (an HMAC), then kept: most requests never ask (only the `session`
+   * limit does, lib/auth-limits.ts).
+   */
+  readonly sessionCookie?: string;
 }
 
 /**
@@ -162,13 +166,19 @@ export async function readAuthRequest(req: Request, basePath: string, secret: st
   const path = pathname.startsWith(basePath) ? pathname.slice(basePath.length).replace(/\/+$/, "") : pathname;
   const endpoint = authEndpointOf(path);
   const authorization = req.headers.get("authorization");
+  // The Cookie header as it arrived; its signature is checked only if someone reads `sessionCookie`.
+  const cookie = req.headers.get("cookie");
+  let session: { token: string | undefined } | undefined;
   const record: AuthRequest = {
     path,
     endpoint,
     method: req.method,
     grantType: null,
     bearer: bearerOf(authorization),
-    sessionCookie: signedSessionOf(req.headers.get("cookie"), secret),
+    get sessionCookie() {
+      session ??= { token: signedSessionOf(cookie, secret) };
+      return session.token;
+    },
   };
   if (endpoint.limit === "client") {
     const { form, field } = await bodyOf(req);
