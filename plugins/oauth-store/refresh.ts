@@ -225,6 +225,13 @@ export function refreshGrantStore(database: DatabaseHandle) {
       const { issuedAt } = rotation;
       const scopes = JSON.stringify(rotation.scopes);
       const claims = rotation.requestedUserInfoClaims.length ? JSON.stringify(rotation.requestedUserInfoClaims) : null;
+      if (database.type === "postgres") {
+        // One statement, atomic by itself: one round trip instead of five (begin, three statements, commit).
+        const { refresh, access } = rotation;
+        const values = [issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt];
+        const result = await db.executeQuery(CompiledQuery.raw(ROTATE_POSTGRES, values));
+        return Number(result.numAffectedRows) === 1;
+      }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
       return database.atomically(
         async () => {
@@ -239,5 +246,22 @@ export function refreshGrantStore(database: DatabaseHandle) {
     },
   };
 }
+
+/**
+ * The rotation on PostgreSQL as one statement: the compare and set, then each insert fed by the
+ * row before it, so nothing is inserted unless the presented token was still unrevoked. A
+ * concurrent second use waits on the row's lock, then finds it revoked and inserts nothing
+ * (the final insert's row count is 0).
+ */
+const COMMON = `"clientId", "sessionId", "userId", "referenceId", "authorizationCodeId", "requestedUserInfoClaims", "scopes", "createdAt"`;
+const COMMON_VALUES = `$5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::jsonb, $1::timestamptz`;
+const ROTATE_POSTGRES = `with "revoked" as (
+  update "oauthRefreshToken" set "revoked" = $1::timestamptz, "rotatedAt" = $1::timestamptz where "id" = $2::text and "revoked" is null returning "id"
+), "refresh" as (
+  insert into "oauthRefreshToken" ("id", "token", ${COMMON}, "authTime", "expiresAt")
+  select $3::text, $4::text, ${COMMON_VALUES}, $12::timestamptz, $13::timestamptz from "revoked" returning "id"
+)
+insert into "oauthAccessToken" ("id", "token", ${COMMON}, "refreshId", "expiresAt")
+select $14::text, $15::text, ${COMMON_VALUES}, "refresh"."id", $16::timestamptz from "refresh"`;
 
 export type RefreshGrantStore = ReturnType<typeof refreshGrantStore>;
