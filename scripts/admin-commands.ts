@@ -1,9 +1,9 @@
 import { createJwk } from "better-auth/plugins";
 import type { Kysely } from "kysely";
 import type { Auth } from "../auth.config.js";
-import { rowReader } from "../lib/db/sqlite-values.js";
 import type { Logger } from "../lib/logger.js";
 import { recordAuditEvent, type AuditEntry } from "../plugins/audit/store.js";
+import { findSessionToken, listStoredSessions } from "../plugins/core-store/sessions.js";
 import * as clients from "../plugins/oauth-store/clients.js";
 import { revokeUserOAuthTokens } from "../plugins/oauth-store/grants.js";
 import { canonicalResource } from "../plugins/resource-policy/index.js";
@@ -35,8 +35,6 @@ type Command = (services: AdminServices, args: string[], flags: CommandFlags) =>
 /** Bad input: the CLI prints the message and exits 1. */
 export class UsageError extends Error {}
 
-
-const toSession = rowReader("session", ["id", "createdAt", "expiresAt", "ipAddress", "userAgent"]);
 
 const iso = (d: Date | null) => (d ? d.toISOString() : "-");
 
@@ -112,14 +110,9 @@ async function unbanUser(services: AdminServices, args: string[]): Promise<Comma
   return { lines: [`unbanned ${user.email} (${user.id})`], json: { userId: user.id, email: user.email, banned: false } };
 }
 
-async function userSessions(services: AdminServices, userId: string) {
-  const rows = await services.db.selectFrom("session").select(["id", "createdAt", "expiresAt", "ipAddress", "userAgent"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
-  return rows.map(toSession);
-}
-
 async function listSessions(services: AdminServices, args: string[]): Promise<CommandResult> {
   const user = await findUser(services, one(args, "e-mail or user id"));
-  const sessions = await userSessions(services, user.id);
+  const sessions = await listStoredSessions(services.db, user.id);
   await audit(services, "sessions list", { count: sessions.length }, { userId: user.id });
   return {
     lines: sessions.length ? sessions.map((s) => `${s.id}  created ${iso(s.createdAt)}  expires ${iso(s.expiresAt)}  ${s.ipAddress ?? "-"}  ${s.userAgent ?? ""}`) : [`${user.email} has no sessions`],
@@ -134,14 +127,14 @@ async function revokeSessions(services: AdminServices, args: string[], flags: Co
   const user = await findUser(services, ref);
   const { internalAdapter } = await services.auth.$context;
   if (flags.all) {
-    const count = (await userSessions(services, user.id)).length;
+    const count = (await listStoredSessions(services.db, user.id)).length;
     await internalAdapter.deleteUserSessions(user.id);
     await audit(services, "sessions revoke", { all: true, count }, { userId: user.id });
     return { lines: [`revoked ${count} session(s) of ${user.email}`], json: { userId: user.id, revoked: count } };
   }
-  const row = await services.db.selectFrom("session").select("token").where("id", "=", sessionId!).where("userId", "=", user.id).executeTakeFirst();
-  if (!row) throw new UsageError(`${user.email} has no session "${sessionId}"`);
-  await internalAdapter.deleteSession(row.token as string);
+  const token = await findSessionToken(services.db, user.id, sessionId!);
+  if (token === null) throw new UsageError(`${user.email} has no session "${sessionId}"`);
+  await internalAdapter.deleteSession(token);
   await audit(services, "sessions revoke", { sessionId }, { userId: user.id });
   return { lines: [`revoked session ${sessionId} of ${user.email}`], json: { userId: user.id, revoked: 1, sessionId } };
 }

@@ -1,6 +1,7 @@
 import { APIError, createAuthEndpoint, createAuthMiddleware, sensitiveSessionMiddleware } from "better-auth/api";
 import { deleteSessionCookie } from "better-auth/cookies";
 import * as v from "valibot";
+import { findSessionRow } from "../core-store/adapter.js";
 import { ACCOUNT_EMAIL_ERROR_CODES } from "./error-codes.js";
 
 /**
@@ -37,7 +38,7 @@ export const revokeSession = createAuthEndpoint(
     const me = ctx.context.session;
     let token = ctx.body.token;
     if (ctx.body.id !== undefined) {
-      const row = await ctx.context.adapter.findOne<{ token: string; userId: string }>({ model: "session", where: [{ field: "id", value: ctx.body.id }] });
+      const row = await findSessionRow<{ token: string; userId: string }>(ctx.context.adapter, ctx.body.id);
       // Another account's session and no session answer alike.
       if (!row || row.userId !== me.user.id || (token !== undefined && token !== row.token)) {
         throw APIError.from("NOT_FOUND", ACCOUNT_EMAIL_ERROR_CODES.SESSION_NOT_FOUND);

@@ -11,53 +11,10 @@ import type { Database } from "../../lib/db/tables.js";
  * than a day old); every change still goes through better-auth's endpoints.
  */
 
-export interface SessionRow {
-  id: string;
-  createdAt: Date;
-  updatedAt: Date;
-  expiresAt: Date;
-  ipAddress: string | null;
-  userAgent: string | null;
-}
-
-export async function listActiveSessions(db: Kysely<Database>, userId: string): Promise<SessionRow[]> {
-  const rows = await db
-    .selectFrom("session")
-    .select(["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent"])
-    .where("userId", "=", userId)
-    .orderBy("updatedAt", "desc")
-    .execute();
-  const now = Date.now();
-  return rows
-    .map((r) => ({ id: r.id, createdAt: asDate(r.createdAt), updatedAt: asDate(r.updatedAt), expiresAt: asDate(r.expiresAt), ipAddress: r.ipAddress ?? null, userAgent: r.userAgent ?? null }))
-    .filter((s) => s.expiresAt.getTime() > now);
-}
-
-export interface LinkedAccount {
-  id: string;
-  providerId: string;
-  accountId: string;
-  createdAt: Date;
-  hasPassword: boolean;
-}
-
-export async function listLinkedAccounts(db: Kysely<Database>, userId: string): Promise<LinkedAccount[]> {
-  const rows = await db.selectFrom("account").select(["id", "providerId", "accountId", "createdAt", "password"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
-  return rows.map((r) => ({ id: r.id, providerId: r.providerId, accountId: r.accountId, createdAt: asDate(r.createdAt), hasPassword: Boolean(r.password) }));
-}
-
-export interface PasskeyRow {
-  id: string;
-  name: string | null;
-  deviceType: string;
-  backedUp: boolean;
-  createdAt: Date | null;
-}
-
-export async function listPasskeys(db: Kysely<Database>, userId: string): Promise<PasskeyRow[]> {
-  const rows = await db.selectFrom("passkey").select(["id", "name", "deviceType", "backedUp", "createdAt"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
-  return rows.map((r) => ({ id: r.id, name: r.name ?? null, deviceType: r.deviceType, backedUp: asBool(r.backedUp), createdAt: r.createdAt ? asDate(r.createdAt) : null }));
-}
+/** Sessions, linked accounts and passkeys are better-auth's tables, read through their owner (plugins/core-store). */
+export { listActiveSessions, type SessionRow } from "../core-store/sessions.js";
+export { listLinkedAccounts, type LinkedAccount } from "../core-store/accounts.js";
+export { listPasskeys, type PasskeyRow } from "../core-store/passkeys.js";
 
 export interface BapIdentityRow {
   bapId: string;

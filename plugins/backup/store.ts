@@ -110,17 +110,8 @@ export async function findUserIdByPubkey(db: Kysely<Database>, pubkey: string): 
   return (row?.id as string | undefined) ?? null;
 }
 
-/** Whether the user has signed in with `provider` as `accountId` (better-auth's `account` table). */
-export async function hasLinkedAccount(db: Kysely<Database>, userId: string, provider: string, accountId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom("account")
-    .select("id")
-    .where("userId", "=", userId)
-    .where("providerId", "=", provider)
-    .where("accountId", "=", accountId)
-    .executeTakeFirst();
-  return Boolean(row);
-}
+/** Linked accounts are better-auth's `account` table, read through its owner (plugins/core-store). */
+export { hasLinkedAccount } from "../core-store/accounts.js";
 
 const providerAccountKey = (provider: string, accountId: string) => `${provider}|${accountId}`;
 

@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { decodeJwt } from "jose";
 import type { Kysely } from "kysely";
+import { deletePasskeys } from "../core-store/adapter.js";
 import { suspendBapIdentities } from "./store.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -70,7 +71,7 @@ async function verificationTarget(ctx: HookContext): Promise<string | null> {
 async function voidUnprovenSignInMethods(ctx: HookContext, db: Kysely<Database>, userId: string, keepSessionToken: string | null) {
   const { internalAdapter, adapter } = ctx.context;
   await suspendBapIdentities(db, userId);
-  await adapter.deleteMany({ model: "passkey", where: [{ field: "userId", value: userId }] });
+  await deletePasskeys(adapter, userId);
   for (const account of await internalAdapter.findAccounts(userId)) {
     if (account.providerId !== "credential") await internalAdapter.deleteAccount(account.id);
   }

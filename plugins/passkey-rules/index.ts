@@ -1,6 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { hookOn } from "../hooks.js";
+import { findPasskeyRow } from "../core-store/adapter.js";
 import type { Kysely } from "kysely";
 import { SOCIAL_ERROR_CODES } from "../social/error-codes.js";
 import { remainingSignInMethods } from "../sign-in-methods/index.js";
@@ -21,7 +22,7 @@ export function passkeyRules(db: Kysely<Database>) {
     createAuthMiddleware(async (ctx) => {
       const id = (ctx.body as { id?: unknown } | undefined)?.id;
       if (typeof id !== "string" || !id) return;
-      const passkey = await ctx.context.adapter.findOne<{ id: string; userId: string }>({ model: "passkey", where: [{ field: "id", value: id }] });
+      const passkey = await findPasskeyRow<{ id: string; userId: string }>(ctx.context.adapter, id);
       if (!passkey) return;
       // No account is being removed here, so none is excluded; this passkey is, hence the - 1.
       const left = await remainingSignInMethods(ctx.context, db, passkey.userId, "");

@@ -1,5 +1,6 @@
 import type { AuthContext } from "better-auth";
 import type { Kysely } from "kysely";
+import { countPasskeys, findAccountRows } from "../core-store/adapter.js";
 import { countIdentitiesInForce, removeBapIdentity, type RemoveResult } from "../bap-identity/store.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -40,11 +41,10 @@ export async function remainingSignInMethods(
   userId: string,
   excludeAccountId: string,
 ): Promise<{ password: boolean; accounts: number; passkeys: number; bapIdentities: number }> {
-  const byUser = [{ field: "userId", value: userId }];
   const configured = new Set(context.socialProviders.map((p) => p.id));
   const [accounts, passkeys, bapIdentities] = await Promise.all([
-    context.adapter.findMany<AccountRow>({ model: "account", where: byUser }),
-    context.adapter.count({ model: "passkey", where: byUser }),
+    findAccountRows<AccountRow>(context.adapter, userId),
+    countPasskeys(context.adapter, userId),
     countIdentitiesInForce(db, userId),
   ]);
   const others = accounts.filter((a) => a.id !== excludeAccountId);

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { problem } from "../../lib/errors.js";
 import type { Logger } from "../../lib/logger.js";
+import { setSessionsTier } from "../core-store/sessions.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from "./tiers.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -77,7 +78,7 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
   async function record(userId: string, tier: TierId) {
     if ((await storedTier(userId)) === tier) return;
     await writeTier(userId, tier);
-    await db.updateTable("session").set({ subscriptionTier: tier }).where("userId", "=", userId).execute();
+    await setSessionsTier(db, userId, tier);
   }
 
   function remember(userId: string, status: TierStatus) {
