@@ -39,10 +39,11 @@ function splitPath(path: string): { pkg: string; file: string } {
   return { pkg: match[1]!, file: match[2]! };
 }
 
-/** Hunks per patched file, and the markers the patch adds, from every patch file. */
-function readPatches(): { hunks: Map<string, number>; markers: Map<string, string> } {
+/** Hunks per patched file, the markers the patch adds, and the markers of each hunk in file order. */
+function readPatches(): { hunks: Map<string, number>; markers: Map<string, string>; hunkMarkers: Map<string, string[][]> } {
   const hunks = new Map<string, number>();
   const markers = new Map<string, string>();
+  const hunkMarkers = new Map<string, string[][]>();
   for (const name of readdirSync(PATCHES).filter((f) => f.endsWith(".patch"))) {
     let current = "";
     for (const line of readFileSync(`${PATCHES}/${name}`, "utf8").split("\n")) {
@@ -50,15 +51,22 @@ function readPatches(): { hunks: Map<string, number>; markers: Map<string, strin
       if (diff) {
         const { pkg, file } = splitPath(diff[1]!);
         current = `${pkg} ${file}`;
-      } else if (line.startsWith("@@ ")) hunks.set(current, (hunks.get(current) ?? 0) + 1);
-      else if (line.startsWith("+")) for (const [, id] of line.matchAll(/\/\* idp-patch: ([\w-]+) \*\//g)) markers.set(id!, current);
+      } else if (line.startsWith("@@ ")) {
+        hunks.set(current, (hunks.get(current) ?? 0) + 1);
+        hunkMarkers.set(current, [...(hunkMarkers.get(current) ?? []), []]);
+      } else if (line.startsWith("+")) {
+        for (const [, id] of line.matchAll(/\/\* idp-patch: ([\w-]+) \*\//g)) {
+          markers.set(id!, current);
+          hunkMarkers.get(current)?.at(-1)?.push(id!);
+        }
+      }
     }
   }
-  return { hunks, markers };
+  return { hunks, markers, hunkMarkers };
 }
 
 const rows = readIndex();
-const { hunks, markers } = readPatches();
+const { hunks, markers, hunkMarkers } = readPatches();
 
 describe("dependency patches (patches/README.md)", () => {
   it("lists every hunk of every patch file once, with a known category and a unique id", () => {
@@ -73,6 +81,20 @@ describe("dependency patches (patches/README.md)", () => {
     const marked = rows.filter((row) => SECURITY_OR_SPEC.has(row.category));
     expect(marked.length).toBeGreaterThan(0);
     expect(Object.fromEntries(marked.map((row) => [row.id, `${row.pkg} ${row.file}`]))).toEqual(Object.fromEntries(markers));
+  });
+
+  it("lists each file's hunks in patch order: a marked row's marker is in the hunk at its position", () => {
+    const position = new Map<string, number>();
+    const misplaced = rows
+      .map((row) => {
+        const key = `${row.pkg} ${row.file}`;
+        const index = position.get(key) ?? 0;
+        position.set(key, index + 1);
+        return { row, found: hunkMarkers.get(key)?.[index] ?? [] };
+      })
+      .filter(({ row, found }) => SECURITY_OR_SPEC.has(row.category) !== found.includes(row.id) || (!SECURITY_OR_SPEC.has(row.category) && found.length > 0))
+      .map(({ row }) => row.id);
+    expect(misplaced).toEqual([]);
   });
 
   it("finds every security and spec marker in the installed package files", () => {
