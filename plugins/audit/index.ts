@@ -9,6 +9,7 @@ import { auditSchema } from "./schema.js";
 import { recordAuditEvent, type AuditEntry } from "./store.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
+import { findUserIdByEmail } from "../core-store/users.js";
 
 export interface AuditOptions {
   db: Kysely<Database>;
@@ -66,9 +67,9 @@ export function audit(options: AuditOptions) {
       const body = bodyOf(ctx);
       // The account the attempt named, when there is one (password: the e-mail; key: the BAP ID is in the detail).
       const email = method === "password" ? str(body.email, 320)?.toLowerCase() : undefined;
-      const user = email ? await db.selectFrom("user").select("id").where("email", "=", email).executeTakeFirst().catch(() => undefined) : undefined;
+      const userId = email ? await findUserIdByEmail(db, email).catch(() => undefined) : undefined;
       const bapId = method === "key" ? str(body.bapId, 100) : undefined;
-      await record(ctx, { event: "sign_in.failed", userId: user?.id ?? null, detail: { method, reason: errorCode(returned), ...(bapId ? { bapId } : {}) } });
+      await record(ctx, { event: "sign_in.failed", userId: userId ?? null, detail: { method, reason: errorCode(returned), ...(bapId ? { bapId } : {}) } });
     }),
   };
 

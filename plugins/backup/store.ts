@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { BapIdentity } from "../bap-identity/store.js";
 import type { Database } from "../../lib/db/tables.js";
+import { findUserIdByPubkey as userIdByPubkey } from "../core-store/users.js";
 
 /**
  * Queries of the backup tables (plugins/backup/schema.ts). Each takes `db` first; lookups
@@ -106,8 +107,7 @@ export { findIdentity, findOwnedIdentity, findPrimaryIdentity } from "../bap-ide
 
 /** An account whose key is `pubkey` (set by key sign-up), for identities with no registration record yet. */
 export async function findUserIdByPubkey(db: Kysely<Database>, pubkey: string): Promise<string | null> {
-  const row = await db.selectFrom("user").select("id").where("pubkey", "=", pubkey).executeTakeFirst();
-  return (row?.id as string | undefined) ?? null;
+  return (await userIdByPubkey(db, pubkey)) ?? null;
 }
 
 /** Linked accounts are better-auth's `account` table, read through its owner (plugins/core-store). */

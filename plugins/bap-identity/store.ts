@@ -3,6 +3,7 @@ import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
 import { rowReader } from "../../lib/db/sqlite-values.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
 import type { Database } from "../../lib/db/tables.js";
+import { setUserPubkey } from "../core-store/users.js";
 
 /** Suspended by a mailbox proof (./mailbox-proof.ts) and not confirmed since. */
 export const isSuspended = (row: { suspendedAt?: unknown }) => row.suspendedAt !== null && row.suspendedAt !== undefined;
@@ -99,7 +100,7 @@ async function markPrimary(db: Kysely<Database>, userId: string, id: string): Pr
   await db.updateTable("bapIdentity").set({ isPrimary: false }).where("userId", "=", userId).execute();
   await db.updateTable("bapIdentity").set({ isPrimary: true }).where("id", "=", id).where("userId", "=", userId).execute();
 }
-const setAccountPubkey = (db: Kysely<Database>, userId: string, pubkey: string | null) => db.updateTable("user").set({ pubkey }).where("id", "=", userId).execute();
+const setAccountPubkey = setUserPubkey;
 
 /**
  * Makes one of the user's identities in force the primary one (the `bap_id` an app sees by

@@ -10,6 +10,7 @@ import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
+import { findRecordedTier } from "../core-store/users.js";
 
 /**
  * The session object answers the user's current tier, even when it changed after sign-in: a
@@ -53,8 +54,8 @@ export function subscriptions(options: { db: Kysely<Database>; tiers: TierServic
               create: {
                 // Spec, Session: subscriptionTier, the user's tier when the session began.
                 before: async (session) => {
-                  const user = await db.selectFrom("user").select("subscriptionTier").where("id", "=", session.userId).executeTakeFirst();
-                  return { data: { ...session, subscriptionTier: isTierId(user?.subscriptionTier) ? user.subscriptionTier : "free" } };
+                  const recorded = await findRecordedTier(db, session.userId);
+                  return { data: { ...session, subscriptionTier: isTierId(recorded) ? recorded : "free" } };
                 },
               },
             },

@@ -5,6 +5,7 @@ import { setSessionsTier } from "../core-store/sessions.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { isTierId, PAID_TIERS_HIGHEST_FIRST, type PaidTierId, type TierId } from "./tiers.js";
 import type { Database } from "../../lib/db/tables.js";
+import { findRecordedTier, setRecordedTier } from "../core-store/users.js";
 
 /**
  * Spec, "States and transitions": ownership of the tier NFT determines the tier. Whether a
@@ -57,12 +58,12 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
   const cache = new Map<string, { status: TierStatus; at: number }>();
   // Until better-auth is up (plugins/subscriptions binds it at init), plain updates of our columns.
   let writeTier: TierWriter = async (userId, tier) => {
-    await db.updateTable("user").set({ subscriptionTier: tier }).where("id", "=", userId).execute();
+    await setRecordedTier(db, userId, tier);
   };
 
   async function storedTier(userId: string): Promise<TierId> {
-    const row = await db.selectFrom("user").select("subscriptionTier").where("id", "=", userId).executeTakeFirst();
-    return isTierId(row?.subscriptionTier) ? row.subscriptionTier : "free";
+    const recorded = await findRecordedTier(db, userId);
+    return isTierId(recorded) ? recorded : "free";
   }
 
   async function derive(userId: string): Promise<TierStatus> {

@@ -1,6 +1,5 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import type { Kysely } from "kysely";
-import { asDate } from "../../lib/db/sqlite-values.js";
+import { findInvitation, type InvitationDetails } from "../../plugins/core-store/organizations.js";
 import { sameOriginOnly } from "../middleware.js";
 import type { SessionWithUser } from "../session.js";
 import { When } from "./account/format.js";
@@ -10,36 +9,12 @@ import { ErrorNote, Layout } from "./layout.js";
 import { signInFirst, withSession, type PageContext, type PageEnv } from "./page-env.js";
 import { html } from "./render.js";
 import { signInThenBack } from "./return-to.js";
-import type { Database } from "../../lib/db/tables.js";
 
 /**
  * /invitations/<id>: the page an invitation e-mail links to (plugins/organizations). The id is
  * opaque and was sent only to the invited address, so holding it is what lets a person whose
  * address is not verified accept (better-auth's rule); the account must still have that address.
  */
-interface InvitationDetails {
-  id: string;
-  email: string;
-  role: string;
-  status: string;
-  expiresAt: Date;
-  organizationName: string;
-  inviterName: string | null;
-  inviterEmail: string | null;
-}
-
-export async function findInvitation(db: Kysely<Database>, id: string): Promise<InvitationDetails | null> {
-  const row = await db
-    .selectFrom("invitation")
-    .innerJoin("organization", "organization.id", "invitation.organizationId")
-    .leftJoin("user", "user.id", "invitation.inviterId")
-    .select(["invitation.id", "invitation.email", "invitation.role", "invitation.status", "invitation.expiresAt", "organization.name as organizationName", "user.name as inviterName", "user.email as inviterEmail"])
-    .where("invitation.id", "=", id)
-    .executeTakeFirst();
-  if (!row) return null;
-  return { ...row, role: row.role ?? "member", expiresAt: asDate(row.expiresAt) } as InvitationDetails;
-}
-
 function InvitationPage(props: { invitation: InvitationDetails | null; signedInAs: string | null; error?: string | null }) {
   const inv = props.invitation;
   const open = inv && inv.status === "pending" && inv.expiresAt.getTime() > Date.now();

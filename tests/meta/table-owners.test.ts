@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
  * plugins/oauth-store (clients.ts, grants.ts, introspection.ts over Kysely; adapter.ts inside
  * a better-auth request); better-auth's `session`, `passkey` and `account` tables only through
  * plugins/core-store (sessions.ts, passkeys.ts, accounts.ts over Kysely; adapter.ts inside a
- * better-auth request). Everything else calls those functions. better-auth's own endpoints and
+ * better-auth request), and its `user` table and the organization plugin's `organization`,
+ * `member` and `invitation` tables through plugins/core-store too (users.ts, organizations.ts).
+ * Everything else calls those functions. better-auth's own endpoints and
  * internal adapter (`internalAdapter.deleteSession`, ...) are that table's library, not a query
  * of ours, and are not counted.
  */
@@ -32,6 +34,22 @@ const FAMILIES: Record<string, Family> = {
         file: "plugins/oauth-store/introspection.ts",
         query: `leftJoin("session`,
         reason: "the fast introspection's one prepared statement joins the token's session (a hot path: no second query)",
+      },
+    ],
+  },
+  "better-auth's user and organization tables": {
+    tables: "(?:user|member|invitation|organization)",
+    owner: "plugins/core-store/",
+    allowed: [
+      {
+        file: "plugins/oauth-store/introspection.ts",
+        query: `leftJoin("user`,
+        reason: "the fast introspection's one prepared statement joins the token's user (a hot path: no second query)",
+      },
+      {
+        file: "plugins/oauth-store/refresh.ts",
+        query: `leftJoin("user`,
+        reason: "the fast refresh grant's one prepared read joins the token's user, for the ID token (a hot path: no second query)",
       },
     ],
   },
@@ -72,6 +90,7 @@ function queriesOutsideOwner(family: Family): string[] {
 
 const oauth = FAMILIES["oauth-provider's tables"]!;
 const core = FAMILIES["better-auth's session, passkey and account tables"]!;
+const people = FAMILIES["better-auth's user and organization tables"]!;
 
 describe("one owner per table family", () => {
   it("finds a query on an oauth-provider table, whichever way it is written", () => {
@@ -95,6 +114,17 @@ describe("one owner per table family", () => {
     expect(queries(core, `db.selectFrom("accountLink").select("sessionId")`)).toHaveLength(0);
     expect(queries(core, `references: { model: "session", field: "id" }`)).toHaveLength(0);
     expect(queries(core, `c.set("session", session)`)).toHaveLength(0);
+  });
+
+  it("finds a query on better-auth's user or organization tables, and not on their look-alikes", () => {
+    expect(queries(people, `db.selectFrom("user").select("id")`)).toHaveLength(1);
+    expect(queries(people, `db.updateTable("user").set({ pubkey })`)).toHaveLength(1);
+    expect(queries(people, `.innerJoin("organization", "organization.id", "member.organizationId")`)).toHaveLength(1);
+    expect(queries(people, `db.selectFrom("invitation").select("id")`)).toHaveLength(1);
+    expect(queries(people, `sql\`select id from "member" where 1\``)).toHaveLength(1);
+    expect(queries(people, `db.selectFrom("userAgent").select("id")`)).toHaveLength(0);
+    expect(queries(people, `db.selectFrom("memberKey").select("id")`)).toHaveLength(0);
+    expect(queries(people, `references: { model: "user", field: "id" }`)).toHaveLength(0);
   });
 
   for (const [name, family] of Object.entries(FAMILIES)) {

@@ -24,6 +24,7 @@ import { userNfts } from "../../../plugins/wallet/ownership.js";
 import { listConnections } from "../../../plugins/wallet/store.js";
 import { offersAbove, type SubscriptionView } from "./subscription.js";
 import type { NftsView } from "./wallets.js";
+import { findRecordedTier } from "../../../plugins/core-store/users.js";
 
 /**
  * How long the page waits for the NFT indexer (and the tier check that asks it). Past it the
@@ -49,8 +50,8 @@ async function loadSubscription(deps: PageDeps, userId: string): Promise<Subscri
   });
   let tier;
   if (checked === "late") {
-    const row = await deps.db.selectFrom("user").select("subscriptionTier").where("id", "=", userId).executeTakeFirst();
-    tier = isTierId(row?.subscriptionTier) ? row.subscriptionTier : "free";
+    const recorded = await findRecordedTier(deps.db, userId);
+    tier = isTierId(recorded) ? recorded : "free";
   } else tier = checked.tier;
   const lastVerified = checked !== "late" && checked.lastVerified ? new Date(checked.lastVerified) : null;
   return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [] };
