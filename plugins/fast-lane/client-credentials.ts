@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { basicCredentialsOf } from "../../lib/auth-request.js";
-import type { LaneRequest } from "../../lib/fast-lane.js";
+import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 
 /**
  * Client authentication as the fast lane's client endpoints (introspection, the refresh grant)
@@ -43,4 +43,9 @@ export function plainBasicClientId(authorization: string | null | undefined): st
 export function clientBudget(req: LaneRequest): { limit: "client"; key: string } | null {
   const id = plainBasicClientId(req.headers.authorization);
   return id && id.length <= 512 ? { limit: "client", key: `client:${id}` } : null;
+}
+
+/** A client endpoint of the fast lane at `path` (its own metrics label), counted against the client's budget. */
+export function clientLaneRoute(path: string, answer: (req: LaneRequest) => Promise<LaneAnswer | null>): LaneRoute {
+  return { method: "POST", path, label: path, credential: clientBudget, answer };
 }

@@ -1,7 +1,7 @@
 import type { OAuthTokenStore } from "../oauth-store/introspection.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { EdgeHandler } from "../../lib/auth-request.js";
-import { clientBudget, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
+import { clientLaneRoute, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
 import type { LaneRoute } from "../../lib/fast-lane.js";
 
 /**
@@ -96,14 +96,8 @@ export function withFastIntrospection(next: EdgeHandler, options: Omit<FastIntro
 /** The same answers in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
 export function introspectionLaneRoute(options: FastIntrospectionOptions): LaneRoute {
   const answer = introspectionAnswerer(options);
-  return {
-    method: "POST",
-    path: options.path,
-    label: options.path,
-    credential: clientBudget,
-    async answer(req) {
-      const body = await answer(req.headers.authorization, req.body);
-      return body === null ? null : { status: 200, headers: NO_STORE, body };
-    },
-  };
+  return clientLaneRoute(options.path, async (req) => {
+    const body = await answer(req.headers.authorization, req.body);
+    return body === null ? null : { status: 200, headers: NO_STORE, body };
+  });
 }

@@ -5,7 +5,7 @@ import { resolveSigningKey, signJWT } from "better-auth/plugins";
 import type { RefreshClientRow, RefreshGrant, RefreshGrantStore, RefreshUserRow } from "../oauth-store/refresh.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { EdgeHandler } from "../../lib/auth-request.js";
-import { clientBudget, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
+import { clientLaneRoute, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
 import type { LaneRoute } from "../../lib/fast-lane.js";
 import { UNAVAILABLE_RETRY_AFTER } from "../../lib/errors.js";
 import type { Metrics } from "../../lib/metrics.js";
@@ -338,23 +338,10 @@ const headerOf = (value: string | string[] | undefined): string | null => (Array
 /** The fast refresh in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
 export function refreshLaneRoute(options: FastRefreshOptions): LaneRoute {
   const answer = refreshAnswerer(options);
-  return {
-    method: "POST",
-    path: options.path,
-    label: options.path,
-    credential: clientBudget,
-    answer: (req) =>
-      answer(
-        {
-          authorization: req.headers.authorization,
-          dpop: headerOf(req.headers.dpop),
-          memberKeySignature: headerOf(req.headers["x-auth-token"]),
-          cookie: req.headers.cookie,
-          origin: req.headers.origin,
-        },
-        req.body,
-      ),
-  };
+  return clientLaneRoute(options.path, (req) => {
+    const { authorization, dpop, cookie, origin } = req.headers;
+    return answer({ authorization, dpop: headerOf(dpop), memberKeySignature: headerOf(req.headers["x-auth-token"]), cookie, origin }, req.body);
+  });
 }
 
 /** better-auth's handler with the common case answered in front of it (for requests that reach the app: an AUTH_URL with a path). */

@@ -41,9 +41,10 @@ export interface AccessTokenRow {
 
 const json = asJson;
 
-function toClient(row: Record<string, unknown>): ClientCredentialRow {
+/** A row of CLIENT_CREDENTIAL_COLUMNS as the client it describes. */
+export function clientCredentialsOf(row: Record<string, unknown>): ClientCredentialRow {
   return {
-    clientId: String(row.clientId),
+    clientId: String(row.clientRowId),
     clientSecret: (row.clientSecret as string | null) ?? null,
     disabled: asBool(row.disabled),
     tokenEndpointAuthMethod: (row.tokenEndpointAuthMethod as string | null) ?? null,
@@ -69,6 +70,9 @@ function toToken(row: Record<string, unknown>): AccessTokenRow {
   };
 }
 
+/** The client columns client authentication reads, as the fast lanes' statements select them (`c`: oauthClient). */
+export const CLIENT_CREDENTIAL_COLUMNS = ["c.clientId as clientRowId", "c.clientSecret", "c.disabled", "c.tokenEndpointAuthMethod", "c.clientDiscoveryId", "c.subjectType"] as const;
+
 export function oauthTokenStore(db: Kysely<Database>) {
   // The client and, when it is the token's own client, the token with its session and user: one
   // statement (one round trip on PostgreSQL) for the usual introspection.
@@ -78,12 +82,7 @@ export function oauthTokenStore(db: Kysely<Database>) {
     .leftJoin("session as s", "s.id", "t.sessionId")
     .leftJoin("user as u", "u.id", "t.userId")
     .select([
-      "c.clientId as clientRowId",
-      "c.clientSecret",
-      "c.disabled",
-      "c.tokenEndpointAuthMethod",
-      "c.clientDiscoveryId",
-      "c.subjectType",
+      ...CLIENT_CREDENTIAL_COLUMNS,
       "t.clientId",
       "t.scopes",
       "t.expiresAt",
@@ -109,7 +108,7 @@ export function oauthTokenStore(db: Kysely<Database>) {
       const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]));
       const row = rows[0];
       if (!row) return null;
-      return { client: toClient({ ...row, clientId: row.clientRowId }), token: row.clientId != null ? toToken(row) : null };
+      return { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null };
     },
   };
 }

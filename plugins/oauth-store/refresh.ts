@@ -2,6 +2,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
+import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, type ClientCredentialRow } from "./introspection.js";
 
 /**
  * oauth-provider's clients and refresh tokens as the fast refresh grant (plugins/fast-lane/refresh.ts)
@@ -12,14 +13,7 @@ import type { DatabaseHandle } from "../../lib/db/connection.js";
  */
 
 /** A registered client, as much of it as the refresh grant's client checks look at. */
-export interface RefreshClientRow {
-  clientId: string;
-  /** SHA-256 base64url of the secret (`storeClientSecret: "hashed"`), or null. */
-  clientSecret: string | null;
-  disabled: boolean;
-  tokenEndpointAuthMethod: string | null;
-  clientDiscoveryId: string | null;
-  subjectType: string | null;
+export interface RefreshClientRow extends ClientCredentialRow {
   /** The scopes the client may ask for (null: any), or "invalid" when the column holds no list. */
   scopes: string[] | null | "invalid";
   grantTypes: string[] | null | "invalid";
@@ -98,12 +92,7 @@ function stringList(value: unknown): string[] | null | "invalid" {
 function toClient(row: Record<string, unknown>): RefreshClientRow {
   const metadata = json(row.metadata);
   return {
-    clientId: String(row.clientRowId),
-    clientSecret: (row.clientSecret as string | null) ?? null,
-    disabled: asBool(row.disabled),
-    tokenEndpointAuthMethod: (row.tokenEndpointAuthMethod as string | null) ?? null,
-    clientDiscoveryId: (row.clientDiscoveryId as string | null) ?? null,
-    subjectType: (row.subjectType as string | null) ?? null,
+    ...clientCredentialsOf(row),
     scopes: stringList(row.clientScopes),
     grantTypes: stringList(row.grantTypes),
     dpopBoundAccessTokens: asBool(row.dpopBoundAccessTokens),
@@ -155,12 +144,7 @@ export function refreshGrantStore(database: DatabaseHandle) {
     .leftJoin("oauthRefreshToken as t", (join) => join.onRef("t.clientId", "=", "c.clientId").on("t.token", "=", ""))
     .leftJoin("user as u", "u.id", "t.userId")
     .select([
-      "c.clientId as clientRowId",
-      "c.clientSecret",
-      "c.disabled",
-      "c.tokenEndpointAuthMethod",
-      "c.clientDiscoveryId",
-      "c.subjectType",
+      ...CLIENT_CREDENTIAL_COLUMNS,
       "c.scopes as clientScopes",
       "c.grantTypes",
       "c.dpopBoundAccessTokens",
