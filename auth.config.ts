@@ -336,7 +336,7 @@ export function createAuth(deps: AuthDeps) {
   // app answers it (server.ts), and a request it declined would only repeat the same lookup here,
   // so the handler takes the common case only where the lane is off.
   const prefix = issuerPath(deps.config.authUrl);
-  const introspection = prefix ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database.db), issuer: deps.config.authUrl, claims: accessTokenClaims }) : atomic;
+  const introspection = prefix ? withFastIntrospection(atomic, { store: oauthTokenStore(deps.database), issuer: deps.config.authUrl, claims: accessTokenClaims }) : atomic;
   // The common refresh grant likewise (plugins/fast-lane/refresh.ts), outside the atomic refresh's transaction.
   const refresh = prefix ? withFastRefresh(introspection, fastRefreshOptions({ database: deps.database, context: auth.$context, metrics: deps.shared.metrics, logger: deps.logger })) : introspection;
   const limited = limitAuthHandler(refresh, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });

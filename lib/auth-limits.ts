@@ -3,7 +3,7 @@ import { parseAuthToken } from "bitcoin-auth";
 import { AUTH_PATHS } from "./auth-endpoints.js";
 import type { AuthRequest, EdgeHandler } from "./auth-request.js";
 import type { LimitName } from "./limits.js";
-import type { LimitResult, Limiters } from "./rate-limit.js";
+import { checkAll, type LimitResult, type Limiters } from "./rate-limit.js";
 import { CLIENT_IP_HEADER } from "./client-address.js";
 
 /**
@@ -207,9 +207,8 @@ export function limitAuthHandler(handler: EdgeHandler, limiters: Limiters | null
     const { credential } = plan;
     if (!credential) return handler(req, edge);
     // An address that keeps failing to authenticate is refused before any work; then the credential's own budget.
-    const [failures, budget] = await Promise.all([limiters.authFailures.check(address), limiters[credential.limit].check(credential.key)]);
-    if (!failures.allowed) return tooManyRequests(failures);
-    if (!budget.allowed) return tooManyRequests(budget);
+    const checked = await checkAll(limiters, [["authFailures", address], [credential.limit, credential.key]]);
+    if (!checked.allowed) return tooManyRequests(checked);
     const res = await handler(req, edge);
     await charge(limiters, res, credential, address);
     return res;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Metrics } from "./metrics.js";
-import type { Limiters } from "./rate-limit.js";
+import { checkAll, type Limiters } from "./rate-limit.js";
 import { STRICT_TRANSPORT_SECURITY } from "./strict-transport.js";
 import { CLIENT_IP_HEADER } from "./client-address.js";
 import { hasNulInForm } from "./validate.js";
@@ -18,7 +18,7 @@ import { hasNulInBasic } from "./request-body.js";
  *   - for a route with a credential limit, applies lib/limits.ts as lib/auth-limits.ts does:
  *     the address's failures and the credential's budget are checked first, and the
  *     credential's budget is charged once its answer is given (the lane only answers verified
- *     credentials).
+ *     credentials). Both checks are one read (lib/rate-limit.ts checkAll: one Redis script).
  * Anything else goes to the app untouched: another method, a query string, a body that is
  * not a small declared form, a NUL in the Basic credentials or the form, a limit reached
  * (the app answers the 429), an answer the route does not give itself (null: the generic
@@ -105,12 +105,10 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (limiters && route.credential) {
         if (!credential) return app(req, res);
         const address = String(req.headers[CLIENT_IP_HEADER] ?? "unknown");
-        const [failures, budget] = await Promise.all([limiters.authFailures.check(address), limiters[credential.limit].check(credential.key)]);
-        if (!failures.allowed || !budget.allowed) return app(req, res);
+        if (!(await checkAll(limiters, [["authFailures", address], [credential.limit, credential.key]])).allowed) return app(req, res);
       }
       const answer = await route.answer(input);
       if (!answer) return app(req, res);
-      if (limiters && credential) await limiters[credential.limit].hit(credential.key);
       const headers: Record<string, string | number> = {
         ...answer.headers,
         "content-length": Buffer.byteLength(answer.body),
@@ -119,6 +117,9 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (https) headers["strict-transport-security"] = STRICT_TRANSPORT_SECURITY;
       res.writeHead(answer.status, headers);
       res.end(answer.body);
+      // The credential's budget, charged for the answer just given (the count never fails: a
+      // store error fails open), after the bytes left: it is not waited for.
+      if (limiters && credential) void limiters[credential.limit].hit(credential.key);
       const labels = { method: route.method, route: route.label, status: String(answer.status) };
       metrics.requests.inc(labels);
       metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);

@@ -19,6 +19,59 @@ export interface Limiter {
 /** A counter per limit of lib/limits.ts. */
 export type Limiters = Readonly<Record<LimitName, Limiter>>;
 
+/** How each set of limiters checks several budgets at once (checkAll), by the set. */
+const together = new WeakMap<Limiters, (checks: ReadonlyArray<readonly [LimitName, string]>) => Promise<LimitResult>>();
+
+/**
+ * Whether every `[limit, key]` has budget left, without counting anything: the first refusal,
+ * else allowed. With Redis, one script reads every counter (one round trip, one command,
+ * instead of a MULTI of GET and PTTL per counter); with Redis unreachable, or in memory,
+ * each limiter's own check.
+ */
+export function checkAll(limiters: Limiters, checks: ReadonlyArray<readonly [LimitName, string]>): Promise<LimitResult> {
+  return (together.get(limiters) ?? eachChecked(limiters))(checks);
+}
+
+function eachChecked(limiters: Limiters) {
+  return async (checks: ReadonlyArray<readonly [LimitName, string]>): Promise<LimitResult> => {
+    const results = await Promise.all(checks.map(([name, key]) => limiters[name].check(key)));
+    return results.find((r) => !r.allowed) ?? { allowed: true, retryAfter: 0 };
+  };
+}
+
+/**
+ * KEYS: the counters (rate-limiter-flexible's keys), ARGV: each one's budget. Returns 0 when
+ * every counter is under its budget, else the milliseconds until the first full one resets.
+ */
+const CHECK_ALL_SCRIPT = `
+for i = 1, #KEYS do
+  local used = tonumber(redis.call("get", KEYS[i]) or "0")
+  if used >= tonumber(ARGV[i]) then
+    local ttl = redis.call("pttl", KEYS[i])
+    if ttl < 1 then return 1 end
+    return ttl
+  end
+end
+return 0`;
+
+type ScriptedRedis = Redis & { idpCheckAllLimits(count: number, ...keysThenBudgets: (string | number)[]): Promise<number> };
+
+function checkedInRedis(redis: Redis, counters: Record<LimitName, RateLimiterAbstract>, points: Readonly<Record<LimitName, number>>, each: ReturnType<typeof eachChecked>) {
+  if (!("idpCheckAllLimits" in redis)) redis.defineCommand("idpCheckAllLimits", { lua: CHECK_ALL_SCRIPT });
+  const scripted = redis as unknown as ScriptedRedis;
+  return async (checks: ReadonlyArray<readonly [LimitName, string]>): Promise<LimitResult> => {
+    if (redis.status !== "ready") return each(checks);
+    try {
+      const keys = checks.map(([name, key]) => counters[name].getKey(key));
+      const ms = await scripted.idpCheckAllLimits(checks.length, ...keys, ...checks.map(([name]) => points[name]));
+      return ms > 0 ? { allowed: false, retryAfter: Math.max(1, Math.ceil(ms / 1000)) } : { allowed: true, retryAfter: 0 };
+    } catch {
+      // Redis failed mid-way: the limiters' own checks answer (from the insurance limiter).
+      return each(checks);
+    }
+  };
+}
+
 const retryAfterOf = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
 /** rate-limiter-flexible's counter behind our small interface. */
@@ -52,6 +105,7 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
 export function createLimiters(settings: LimitSettings, redis?: Redis): Limiters | null {
   if (!settings.enabled) return null;
   const limiters = {} as Record<LimitName, Limiter>;
+  const counters = {} as Record<LimitName, RateLimiterAbstract>;
   for (const name of LIMIT_NAMES) {
     const points = settings.points[name];
     const options = { points, duration: LIMITS[name].windowSeconds, keyPrefix: `idp:rl:${name}` };
@@ -60,6 +114,9 @@ export function createLimiters(settings: LimitSettings, redis?: Redis): Limiters
       ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true })
       : memory;
     limiters[name] = limiterOver(counter, points);
+    counters[name] = counter;
   }
-  return Object.freeze(limiters);
+  const frozen = Object.freeze(limiters);
+  if (redis) together.set(frozen, checkedInRedis(redis, counters, settings.points, eachChecked(frozen)));
+  return frozen;
 }

@@ -2,10 +2,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { postgresDialect, sqliteDialect, type DbOptions } from "./dialects.js";
+import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
-import { atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
+import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
 
 /** The one Kysely instance shared by better-auth and our own routes, with its dialect and unit of work. */
 export interface DatabaseHandle {
@@ -20,6 +20,15 @@ export interface DatabaseHandle {
    * that fails throws (a dropped database: `ServiceUnavailable`).
    */
   readonly atomically: Atomically;
+  /**
+   * SQLite only: the first row of a read (`?` parameters of strings and numbers), run on the
+   * connection at once, synchronously: no Kysely pipeline, no queue behind the connection's
+   * mutex, no promise. For the fast lanes' one-statement reads (plugins/oauth-store,
+   * plugins/core-store), where Kysely's per-query work cost more than the query. It does not
+   * wait for a transaction another request holds open across an await: it reads that
+   * transaction's writes as they stand, never a row older than the last commit.
+   */
+  readonly readRowNow?: ReadRowNow;
   close(): Promise<void>;
 }
 
@@ -36,6 +45,13 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
     db,
     type: "sqlite",
     atomically: atomicallyOn(units),
+    readRowNow: (sql, parameters) => {
+      try {
+        return sqlite.readRowNow(sql, parameters);
+      } catch (err) {
+        throw asKnownError(err);
+      }
+    },
     close: async () => {
       await sqlite.checkpointer?.stop();
       await db.destroy();

@@ -37,7 +37,10 @@ export function postgresDialect(url: string, onPoolError: (err: Error) => void):
   return { dialect: new PostgresDialect({ pool }), pool };
 }
 
-export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; checkpointer?: { stop(): Promise<void> } } {
+/** One row of a read, run at once on SQLite's connection (DatabaseHandle.readRowNow). */
+export type ReadRowNow = (sql: string, parameters: readonly unknown[]) => Record<string, unknown> | undefined;
+
+export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; checkpointer?: { stop(): Promise<void> } } {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL lets readers run beside the single writer; a busy timeout queues writers instead of failing.
@@ -52,7 +55,9 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
   sqlite.pragma("wal_autocheckpoint = 10000");
   sqlite.pragma("journal_size_limit = 67108864");
   const checkpointer = options.backgroundCheckpoint && file !== ":memory:" ? startCheckpointer(file) : undefined;
-  return { dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), checkpointer };
+  const database = withStatementCache(sqlite);
+  const readRowNow: ReadRowNow = (sql, parameters) => (database.prepare(sql) as unknown as SQLite.Statement).get(...parameters) as Record<string, unknown> | undefined;
+  return { dialect: new SqliteDialect({ database }), readRowNow, checkpointer };
 }
 
 /**

@@ -55,7 +55,7 @@ function isRead(query: CompiledQuery): boolean {
 const wrapped = Symbol("connection wrapped");
 
 /** The driver's error as the one our error families know, when there is one. */
-function asKnownError(err: unknown): unknown {
+export function asKnownError(err: unknown): unknown {
   if (isUniqueViolation(err)) return new UniqueViolation(err as { code?: unknown });
   if (isUnavailable(err)) return new ServiceUnavailable("database", err);
   return err;

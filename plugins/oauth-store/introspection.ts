@@ -1,6 +1,6 @@
-import { CompiledQuery, type Kysely } from "kysely";
+import { CompiledQuery } from "kysely";
+import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
-import type { Database } from "../../lib/db/tables.js";
 
 /**
  * oauth-provider's clients and access tokens as the fast introspection (plugins/fast-lane)
@@ -73,7 +73,8 @@ function toToken(row: Record<string, unknown>): AccessTokenRow {
 /** The client columns client authentication reads, as the fast lanes' statements select them (`c`: oauthClient). */
 export const CLIENT_CREDENTIAL_COLUMNS = ["c.clientId as clientRowId", "c.clientSecret", "c.disabled", "c.tokenEndpointAuthMethod", "c.clientDiscoveryId", "c.subjectType"] as const;
 
-export function oauthTokenStore(db: Kysely<Database>) {
+export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow">) {
+  const { db, readRowNow } = database;
   // The client and, when it is the token's own client, the token with its session and user: one
   // statement (one round trip on PostgreSQL) for the usual introspection.
   const bothSql = db
@@ -105,8 +106,7 @@ export function oauthTokenStore(db: Kysely<Database>) {
      * (null token: none, or another client's); null when there is no such client.
      */
     async findClientAndToken(clientId: string, hash: string): Promise<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
-      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]));
-      const row = rows[0];
+      const row = readRowNow ? readRowNow(bothSql, [hash, clientId]) : (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]))).rows[0];
       if (!row) return null;
       return { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null };
     },

@@ -192,8 +192,7 @@ export function refreshGrantStore(database: DatabaseHandle) {
   return {
     /** The client `clientId` with the refresh token stored under `tokenHash` if that client holds it; null when there is no such client. */
     async findGrant(clientId: string, tokenHash: string): Promise<RefreshGrant | null> {
-      const { rows } = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(grantSql, [tokenHash, clientId]));
-      const row = rows[0];
+      const row = database.readRowNow ? database.readRowNow(grantSql, [tokenHash, clientId]) : (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(grantSql, [tokenHash, clientId]))).rows[0];
       if (!row) return null;
       const token = row.tokenRowId != null ? toToken(row) : null;
       return { client: toClient(row), token, user: token && row.userRowId != null ? toUser(row) : null };

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -5,7 +6,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { loadEnv } from "../../lib/env.js";
 import { LIMIT_NAMES, LIMITS, type LimitRule } from "../../lib/limits.js";
-import { createLimiters } from "../../lib/rate-limit.js";
+import { checkAll, createLimiters, type Limiters } from "../../lib/rate-limit.js";
 import { freePort } from "../helpers/server.js";
 
 /** lib/limits.ts is the one table of limits: docs/limits.md, .env.example and the settings follow it. */
@@ -60,6 +61,51 @@ describe("counters with Redis unreachable", () => {
       expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
       expect(results[3]!.retryAfter).toBeGreaterThan(0);
       expect((await limiters.register.check("203.0.113.9")).allowed).toBe(false);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+/** Budgets of 3 for `register` and `authFailures`, the table's for the rest. */
+const smallBudgets = { ...Object.fromEntries(LIMIT_NAMES.map((n) => [n, LIMITS[n].points])), register: 3, authFailures: 3 } as Record<(typeof LIMIT_NAMES)[number], number>;
+
+/** checkAll refuses on the first full counter and counts nothing itself. */
+async function expectCheckedTogether(limiters: Limiters) {
+  const [full, other] = [randomUUID(), randomUUID()];
+  for (let i = 0; i < 3; i++) await limiters.register.hit(full);
+  const refused = await checkAll(limiters, [["authFailures", other], ["register", full]]);
+  expect(refused.allowed).toBe(false);
+  expect(refused.retryAfter).toBeGreaterThan(0);
+  expect(refused.retryAfter).toBeLessThanOrEqual(LIMITS.register.windowSeconds);
+  // The full counter refuses in either place; counters under budget pass, and checking spent nothing.
+  expect((await checkAll(limiters, [["register", full], ["authFailures", other]])).allowed).toBe(false);
+  for (let i = 0; i < 5; i++) expect(await checkAll(limiters, [["authFailures", other], ["register", other]])).toEqual({ allowed: true, retryAfter: 0 });
+  expect((await limiters.register.hit(other)).allowed).toBe(true);
+}
+
+describe("checking several budgets at once (checkAll)", () => {
+  it("in memory: the first full counter refuses, with its Retry-After", async () => {
+    await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets })!);
+  });
+
+  it.runIf(process.env.TEST_REDIS_URL)("in Redis: one script reads the counters the limiters count", async () => {
+    const redis = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      await redis.ping();
+      expect(redis.status).toBe("ready");
+      await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("with Redis unreachable: each limiter's own check answers, from the insurance limiter", async () => {
+    const port = await freePort();
+    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    redis.on("error", () => undefined);
+    try {
+      await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
     } finally {
       redis.disconnect();
     }
