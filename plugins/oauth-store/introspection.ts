@@ -1,5 +1,4 @@
-import { CompiledQuery } from "kysely";
-import type { DatabaseHandle } from "../../lib/db/connection.js";
+import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 
 /**
@@ -73,8 +72,8 @@ function toToken(row: Record<string, unknown>): AccessTokenRow {
 /** The client columns client authentication reads, as the fast lanes' statements select them (`c`: oauthClient). */
 export const CLIENT_CREDENTIAL_COLUMNS = ["c.clientId as clientRowId", "c.clientSecret", "c.disabled", "c.tokenEndpointAuthMethod", "c.clientDiscoveryId", "c.subjectType"] as const;
 
-export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow">) {
-  const { db, readRowNow } = database;
+export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
+  const { db } = database;
   // The client and, when it is the token's own client, the token with its session and user: one
   // statement (one round trip on PostgreSQL) for the usual introspection.
   const bothSql = db
@@ -99,6 +98,7 @@ export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNo
     ])
     .where("c.clientId", "=", "")
     .compile().sql;
+  const readBoth = preparedRowReader(database, "idp_introspect_client_token", bothSql);
 
   return {
     /**
@@ -106,7 +106,7 @@ export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNo
      * (null token: none, or another client's); null when there is no such client.
      */
     async findClientAndToken(clientId: string, hash: string): Promise<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
-      const row = readRowNow ? readRowNow(bothSql, [hash, clientId]) : (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(bothSql, [hash, clientId]))).rows[0];
+      const row = await readBoth([hash, clientId]);
       if (!row) return null;
       return { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null };
     },

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from "kysely";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
-import type { DatabaseHandle } from "../../lib/db/connection.js";
+import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, type ClientCredentialRow } from "./introspection.js";
 
 /**
@@ -189,10 +189,12 @@ export function refreshGrantStore(database: DatabaseHandle) {
     .values({ ...sharedColumns, id: "", token: "", refreshId: "", expiresAt: new Date(0) })
     .compile().sql;
 
+  const readGrant = preparedRowReader(database, "idp_refresh_grant", grantSql);
+
   return {
     /** The client `clientId` with the refresh token stored under `tokenHash` if that client holds it; null when there is no such client. */
     async findGrant(clientId: string, tokenHash: string): Promise<RefreshGrant | null> {
-      const row = database.readRowNow ? database.readRowNow(grantSql, [tokenHash, clientId]) : (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(grantSql, [tokenHash, clientId]))).rows[0];
+      const row = await readGrant([tokenHash, clientId]);
       if (!row) return null;
       const token = row.tokenRowId != null ? toToken(row) : null;
       return { client: toClient(row), token, user: token && row.userRowId != null ? toUser(row) : null };
@@ -212,8 +214,8 @@ export function refreshGrantStore(database: DatabaseHandle) {
         // One statement, atomic by itself: one round trip instead of five (begin, three statements, commit).
         const { refresh, access } = rotation;
         const values = [issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt];
-        const result = await db.executeQuery(CompiledQuery.raw(ROTATE_POSTGRES, values));
-        return Number(result.numAffectedRows) === 1;
+        const result = database.queryPrepared ? await database.queryPrepared("idp_refresh_rotate", ROTATE_POSTGRES, values) : { rowCount: Number((await db.executeQuery(CompiledQuery.raw(ROTATE_POSTGRES, values))).numAffectedRows) };
+        return result.rowCount === 1;
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
       return database.atomically(
