@@ -33,8 +33,36 @@ export function postgresDialect(url: string, onPoolError: (err: Error) => void):
   // pg throws as an unhandled 'error' event without a listener: the next query on it fails (a
   // 503) and the pool drops it on release.
   pool.on("error", onPoolError);
-  pool.on("connect", (client) => client.on("error", onPoolError));
+  pool.on("connect", (client) => {
+    client.on("error", onPoolError);
+    preparesStatements(client);
+  });
   return { dialect: new PostgresDialect({ pool }), pool };
+}
+
+/** Most statement texts one connection keeps prepared (each holds a plan in its server process). */
+const MAX_PREPARED_PER_CONNECTION = 500;
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+
+/**
+ * Kysely sends each query as an unnamed statement (`client.query(text, values)`), which the
+ * server parses and plans on every run. The texts better-auth and our stores send are a small,
+ * fixed set (parameters are bound, never spliced in), so each connection names the texts it
+ * meets (`p0`, `p1`, ...) and pg parses each once per connection, then only binds and
+ * executes it. A text past the cap, a statement with no parameters list, and anything but a
+ * plain read or write (transaction control, DDL) stay unnamed.
+ */
+function preparesStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const names = new Map<string, string>();
+  (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config === "string" && Array.isArray(values) && callback === undefined) {
+      let name = names.get(config);
+      if (name === undefined && names.size < MAX_PREPARED_PER_CONNECTION && PREPARABLE.test(config)) names.set(config, (name = `p${names.size}`));
+      if (name !== undefined) return query({ name, text: config, values });
+    }
+    return callback === undefined ? (values === undefined ? query(config) : query(config, values)) : query(config, values, callback);
+  };
 }
 
 /** One row of a read, run at once on SQLite's connection (DatabaseHandle.readRowNow). */
