@@ -32,7 +32,7 @@ export interface FastLaneDeps {
 }
 
 export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger }: FastLaneDeps): LaneRoute[] {
-  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}` }), introspectionLaneRoute({
+  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database }), introspectionLaneRoute({
     store: oauthTokenStore(database),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,

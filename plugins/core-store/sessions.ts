@@ -1,4 +1,6 @@
+import type { BetterAuthDBSchema, DBFieldAttribute } from "better-auth";
 import type { Kysely } from "kysely";
+import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asDate, rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -51,4 +53,66 @@ export async function findSessionToken(db: Kysely<Database>, userId: string, ses
 /** Sets the tier every session of a person carries (plugins/subscriptions keeps it in step with the user's). */
 export async function setSessionsTier(db: Kysely<Database>, userId: string, tier: string): Promise<void> {
   await db.updateTable("session").set({ subscriptionTier: tier }).where("userId", "=", userId).execute();
+}
+
+/** A session and its user as better-auth's adapter gives them (`internalAdapter.findSession`). */
+export interface SessionWithUser {
+  session: Record<string, unknown> & { expiresAt: Date };
+  user: Record<string, unknown>;
+}
+
+/**
+ * The session stored under a token, with its user, in one statement (one round trip): what
+ * better-auth's `findSession` reads from the database, each field of its schema (`tables`:
+ * the core fields and every plugin's) decoded as its adapter decodes it (dates, booleans, ids as
+ * strings). For get-session's fast lane, on a deployment that keeps sessions in the
+ * database only. Null when better-auth would not decode the same way (a field with its own
+ * output transform, or JSON): the lane then uses findSession itself.
+ */
+export function sessionWithUserReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type">, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
+  const session = columnsOf(tables.session.fields);
+  const user = columnsOf(tables.user.fields);
+  if (!session || !user) return null;
+  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const select = [...session.map((c, i) => `s.${q(c.column)} as s${i}`), ...user.map((c, i) => `u.${q(c.column)} as u${i}`)].join(", ");
+  const token = database.type === "postgres" ? "$1" : "?";
+  const sql = `select ${select} from ${q(tables.session.modelName)} as s join ${q(tables.user.modelName)} as u on u.${q(user.find((c) => c.key === "id")!.column)} = s.${q(session.find((c) => c.key === "userId")!.column)} where s.${q(session.find((c) => c.key === "token")!.column)} = ${token}`;
+  const read = preparedRowReader(database, "idp_session_with_user", sql);
+  return async (sessionToken: string): Promise<SessionWithUser | null> => {
+    const row = await read([sessionToken]);
+    if (!row) return null;
+    return { session: decoded(row, "s", session) as SessionWithUser["session"], user: decoded(row, "u", user) };
+  };
+}
+
+interface Column {
+  key: string;
+  column: string;
+  type: DBFieldAttribute["type"];
+  id: boolean;
+}
+
+/** The table's fields with their column names, `id` first; null when one is decoded otherwise. */
+function columnsOf(fields: Record<string, DBFieldAttribute>): Column[] | null {
+  const out: Column[] = [{ key: "id", column: "id", type: "string", id: true }];
+  for (const [key, field] of Object.entries(fields)) {
+    if (key === "id") continue;
+    // An output transform, or JSON (better-auth revives dates inside it): findSession decodes those.
+    if (field.transform?.output || field.type === "json" || field.type === "string[]" || field.type === "number[]") return null;
+    out.push({ key, column: field.fieldName || key, type: field.type, id: field.references?.field === "id" });
+  }
+  return out;
+}
+
+/** As @better-auth/core's adapter factory decodes a row (transformOutput) for SQLite (no dates or booleans); PostgreSQL's driver gives both already. */
+function decoded(row: Record<string, unknown>, prefix: string, columns: readonly Column[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  columns.forEach((c, i) => {
+    const value = row[`${prefix}${i}`];
+    if (c.id) out[c.key] = value == null ? value : String(value);
+    else if (typeof value === "string" && c.type === "date") out[c.key] = new Date(value);
+    else if (typeof value === "number" && c.type === "boolean") out[c.key] = value === 1;
+    else out[c.key] = value;
+  });
+  return out;
 }

@@ -4,11 +4,13 @@ import { sessionLimitKey } from "../../lib/auth-limits.js";
 import { verifiedCookieToken } from "../../lib/auth-request.js";
 import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { withCurrentTier } from "../subscriptions/index.js";
+import { sessionWithUserReader } from "../core-store/sessions.js";
 
 /**
  * GET /get-session with a session cookie, in the fast lane (lib/fast-lane.ts): the session is
- * read with better-auth's own internal adapter (`findSession`: the database, or Redis when the
- * deployment has it) and shaped with its own `parseSessionOutput` / `parseUserOutput`, then the
+ * read as better-auth's own internal adapter reads it (Redis when the deployment has it, through
+ * `findSession`; else the database, in one statement: plugins/core-store sessionWithUserReader,
+ * tested field for field against findSession) and shaped with its own `parseSessionOutput` / `parseUserOutput`, then the
  * subscriptions plugin's current tier, as its after-hook does; what better-auth's endpoint does
  * around that (router, hooks, cookie parsing) is skipped. Only the quiet case is answered here:
  *   - exactly one session cookie, signed with our secret (lib/auth-request.ts verifiedCookieToken),
@@ -20,8 +22,8 @@ import { withCurrentTier } from "../subscriptions/index.js";
  * or revoked session is gone at once on every instance.
  */
 /** What this route reads of better-auth's context (`auth.$context`). */
-export type FastSessionContext = Pick<AuthContext, "sessionConfig" | "authCookies" | "secret"> & {
-  options: Parameters<typeof parseSessionOutput>[0];
+export type FastSessionContext = Pick<AuthContext, "sessionConfig" | "authCookies" | "secret" | "tables"> & {
+  options: Parameters<typeof parseSessionOutput>[0] & { secondaryStorage?: unknown };
   internalAdapter: Pick<AuthContext["internalAdapter"], "findSession">;
 };
 
@@ -29,6 +31,12 @@ export interface FastSessionOptions {
   context: Promise<FastSessionContext>;
   /** The endpoint's public path (BASE_PATH + /get-session). */
   path: string;
+  /**
+   * The database better-auth keeps sessions in: without secondary storage, the session and its
+   * user are read in one statement (plugins/core-store sessionWithUserReader) instead of
+   * through findSession's adapter pipeline.
+   */
+  database?: Parameters<typeof sessionWithUserReader>[0];
 }
 
 const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
@@ -47,11 +55,17 @@ function cookiesOf(header: string): Map<string, string[]> {
   return out;
 }
 
-export function getSessionLaneRoute({ context, path }: FastSessionOptions): LaneRoute {
+export function getSessionLaneRoute({ context, path, database }: FastSessionOptions): LaneRoute {
   /** The verified token of each request, found once for the limit and the answer. */
   const tokens = new WeakMap<LaneRequest, string | null>();
   let ctx: FastSessionContext | undefined;
-  void context.then((c) => (ctx = c));
+  type Found = Awaited<ReturnType<FastSessionContext["internalAdapter"]["findSession"]>>;
+  let findSession: (token: string) => Promise<Found> = () => Promise.resolve(null);
+  void context.then((c) => {
+    ctx = c;
+    const read = database && !c.options.secondaryStorage && c.tables.session && c.tables.user ? sessionWithUserReader(database, { session: c.tables.session, user: c.tables.user }) : null;
+    findSession = read ? (read as (token: string) => Promise<Found>) : (token) => c.internalAdapter.findSession(token);
+  });
 
   /** The session token of the quiet case's cookies, or null. */
   function tokenOf(req: LaneRequest): string | null {
@@ -83,7 +97,7 @@ export function getSessionLaneRoute({ context, path }: FastSessionOptions): Lane
     async answer(req) {
       const token = tokenOf(req);
       if (!token || !ctx) return null;
-      const found = await ctx.internalAdapter.findSession(token);
+      const found = await findSession(token);
       if (!found) return null;
       const expiresAt = found.session.expiresAt.valueOf();
       const { expiresIn, updateAge } = ctx.sessionConfig;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
+import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
 
 /**
  * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as
@@ -85,5 +86,27 @@ describe("fast get-session", () => {
     const out = await fetch(`${server.url}/api/auth/sign-out`, { method: "POST", headers: { cookie, origin: server.url, "content-type": "application/json" }, body: "{}" });
     expect(out.status).toBe(200);
     expect(await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).toBeNull();
+  });
+
+  it("reads a session in one statement exactly as better-auth's findSession does, every field of every plugin", async () => {
+    const cookie = await signedIn();
+    const token = decodeURIComponent(/session_token=([^.;]+)/.exec(cookie)![1]!);
+    const userId = (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).user.id;
+    // Values of every kind: a boolean set true, a date, a nullable text, a plugin's field.
+    await server.db.updateTable("user").set({ subscriptionTier: "pro", emailVerified: true, banned: false, pubkey: "02".padEnd(66, "a") }).where("id", "=", userId).execute();
+    await server.db.updateTable("session").set({ selectedBapId: "bap-selected", ipAddress: null }).where("token", "=", token).execute();
+    const ctx = await server.auth.$context;
+    const read = sessionWithUserReader(server.database, { session: ctx.tables.session!, user: ctx.tables.user! });
+    expect(read).not.toBeNull();
+    const ours = await read!(token);
+    // better-auth's adapter decoding the same rows (what findSession does without secondary storage)...
+    const session = await ctx.adapter.findOne<Record<string, unknown>>({ model: "session", where: [{ field: "token", value: token }] });
+    const user = await ctx.adapter.findOne<Record<string, unknown>>({ model: "user", where: [{ field: "id", value: userId }] });
+    expect(ours).toStrictEqual({ session, user });
+    // ...and findSession itself, where it reads the database (with Redis it reads its own copy).
+    if (!ctx.options.secondaryStorage) expect(ours).toStrictEqual(await ctx.internalAdapter.findSession(token));
+    expect(ours!.user.emailVerified).toBe(true);
+    expect(ours!.session.expiresAt).toBeInstanceOf(Date);
+    expect(await read!("no-such-token")).toBeNull();
   });
 });
