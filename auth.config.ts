@@ -1,7 +1,7 @@
 import { passkey } from "@better-auth/passkey";
 import { oauthProvider } from "@better-auth/oauth-provider";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
-import { admin, bearer, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
+import { admin, genericOAuth, jwt, twoFactor } from "better-auth/plugins";
 import type { Redis } from "ioredis";
 import { createCollaborators, type Collaborators } from "./collaborators.js";
 import { createDb, type DatabaseHandle } from "./lib/db/connection.js";
@@ -47,6 +47,7 @@ import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
+import { sessionBearer } from "./plugins/session-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
@@ -191,8 +192,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // Name and picture rules on sign-up and update-user (length, controls, https pictures).
       profileFields({ development: config.env !== "production" }),
       accountEmail({ db: database.db, send, reauthWindow: config.emailChange.reauthWindow, confirmTtl: HOUR, undoTtl: 7 * DAY }),
-      // Spec, Authentication: bearerAuth carries a session token as well as the cookie does.
-      bearer(),
+      // Spec, Authentication: bearerAuth carries a session token as well as the cookie does
+      // (better-auth's bearer plugin, its HMAC by node:crypto: plugins/session-bearer).
+      sessionBearer(),
       jwt({
         jwt: { issuer: config.authUrl, audience: config.authUrl, expirationTime: `${config.ttl.accessToken}s` },
         // RS256: OIDC Core §15.1 makes it the one algorithm every relying party supports.
