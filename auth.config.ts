@@ -224,6 +224,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         resourcePolicy: resources.policy,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
+        // REFRESH_REUSE_GRACE_SECONDS: the rotated token, presented again within this window for
+        // the same scopes and resource, answers the pair it got (oauth-provider keeps that answer
+        // encrypted with the secret on the old token's row); later reuse revokes the grant
+        // (RFC 9700 §4.14.2). Above 0 the fast lane declines every refresh (unsupportedOption).
+        refreshTokenReuseInterval: config.ttl.refreshReuseGrace,
         codeExpiresIn: config.ttl.code,
         idTokenExpiresIn: config.ttl.idToken,
         storeClientSecret: "hashed",
