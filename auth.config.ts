@@ -56,6 +56,7 @@ import { metrics } from "./plugins/metrics/index.js";
 import { audit } from "./plugins/audit/index.js";
 import { recordAuditEvent } from "./plugins/audit/store.js";
 import { jobLeases } from "./plugins/job-lease/index.js";
+import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -68,8 +69,8 @@ export interface AuthDeps {
   tiers?: TierService;
 }
 
-/** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
-export const SCOPES = ["openid", "profile", "email", "offline_access", BACKUP_SCOPES.read, BACKUP_SCOPES.write] as const;
+/** Scopes offered to clients: the spec's, the backup routes' own (plugins/backup), then the machine clients' (plugins/machine-clients). */
+export const SCOPES = ["openid", "profile", "email", "offline_access", BACKUP_SCOPES.read, BACKUP_SCOPES.write, MACHINE_SCOPES.service] as const;
 /** The claims we issue, advertised in discovery. */
 export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "bap_id", "bap", "pubkey", "name", "picture", "email", "email_verified"];
 
@@ -213,7 +214,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         consentPage: page("/consent"),
         signup: { page: page("/sign-up") },
         scopes: [...SCOPES],
-        grantTypes: ["authorization_code", "refresh_token"],
+        // client_credentials: machine clients (plugins/machine-clients), confidential only.
+        grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
         advertisedMetadata: { claims_supported: CLAIMS },
         allowDynamicClientRegistration: true,
         allowUnauthenticatedClientRegistration: true,
@@ -281,6 +283,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       domainVerification(),
       certificates(),
       registrationPolicy({ development: config.env !== "production" }),
+      // A confidential client registered for client_credentials gets the machine scopes.
+      machineClients(),
       // RFC 7592: read, update and delete a registration with its registration access token.
       registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
