@@ -57,6 +57,7 @@ import { audit } from "./plugins/audit/index.js";
 import { recordAuditEvent } from "./plugins/audit/store.js";
 import { jobLeases } from "./plugins/job-lease/index.js";
 import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
+import { clientKeys } from "./plugins/client-keys/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -282,6 +283,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       wallet(),
       domainVerification(),
       certificates(),
+      // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
+      // registration and again on rotation. Before registrationPolicy (its hook copies the body).
+      clientKeys({ safeFetch: safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 64 * 1024 }), development: config.env !== "production", logger }),
       registrationPolicy({ development: config.env !== "production" }),
       // A confidential client registered for client_credentials gets the machine scopes.
       machineClients(),

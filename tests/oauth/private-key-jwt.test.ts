@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey as JoseKey } from "jose";
 import * as oidc from "openid-client";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp, token } from "../helpers/oauth.js";
+import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
 
 /**
  * private_key_jwt (RFC 7523 §2.2, OIDC Core §9): a machine client proves itself with a JWT
@@ -111,5 +112,30 @@ describe("private_key_jwt client authentication", () => {
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.json.error).toBe("invalid_client");
+  });
+});
+
+describe("a replayed assertion across instances", () => {
+  let other: TestServer;
+  beforeAll(async () => {
+    // A second instance of the same deployment: same issuer (AUTH_URL) and database, its own port and caches.
+    const database = server.config.database;
+    other = await startTestServer({ AUTH_URL: server.url, PORT: "0", DATABASE_URL: database.kind === "sqlite" ? database.file : database.url });
+  });
+  afterAll(async () => {
+    await other?.close();
+  });
+
+  it("refuses on one instance the assertion the other accepted", async () => {
+    const key = await keyPair("ES256");
+    const clientId = await registerKeyClient([key]);
+    const once = await assertion(clientId, key);
+    expect((await grant(once)).status).toBe(200);
+    const again = await postForm(other.local, "/api/auth/oauth2/token", { grant_type: "client_credentials", client_assertion_type: ASSERTION_TYPE, client_assertion: once });
+    expect(again.status).toBe(400);
+    expect(again.json).toMatchObject({ error: "invalid_client" });
+    // A fresh assertion is accepted there: the refusal is the replay, not the instance.
+    const fresh = await postForm(other.local, "/api/auth/oauth2/token", { grant_type: "client_credentials", client_assertion_type: ASSERTION_TYPE, client_assertion: await assertion(clientId, key) });
+    expect(fresh.status, fresh.text).toBe(200);
   });
 });
