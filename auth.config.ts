@@ -85,6 +85,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const { safeFetch } = shared;
   // Client ID metadata documents are small (the draft suggests 5 KB): their own deadline and cap.
   const metadataFetch = safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
+  // A client's private_key_jwt key set at its jwks_uri (plugins/client-keys): the same deadline, 64 KiB as oauth-provider allows.
+  const keyFetch = safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 64 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   const origin = new URL(config.authUrl).origin;
@@ -285,12 +287,12 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       certificates(),
       // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
       // registration and again on rotation. Before registrationPolicy (its hook copies the body).
-      clientKeys({ safeFetch: safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 64 * 1024 }), development: config.env !== "production", logger }),
+      clientKeys({ safeFetch: keyFetch, development: config.env !== "production", logger }),
       registrationPolicy({ development: config.env !== "production" }),
       // A confidential client registered for client_credentials gets the machine scopes.
       machineClients(),
       // RFC 7592: read, update and delete a registration with its registration access token.
-      registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),
+      registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}`, safeFetch: keyFetch, development: config.env !== "production" }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
       subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
       admin(),

@@ -5,10 +5,9 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { isJsonObject, parseJsonOrNull } from "../../lib/json.js";
 import type { Logger } from "../../lib/logger.js";
 import type { SafeFetch } from "../../lib/safe-fetch.js";
-import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { hookOn } from "../hooks.js";
 import { findClientRow, updateClientRow } from "../oauth-store/adapter.js";
-import { fetchKeySet, KeySetUnavailable, type KeySet } from "./key-set.js";
+import { fetchKeySet, keySetUriProblem, KeySetUnavailable, type KeySet } from "./key-set.js";
 
 /**
  * private_key_jwt keys published at a client's `jwks_uri` (RFC 7591 §2, RFC 7523 §2.2), fetched
@@ -97,10 +96,9 @@ export function clientKeys(options: ClientKeysOptions): BetterAuthPlugin {
       if (!body || body.jwks_uri === undefined) return;
       if (body.jwks !== undefined) invalidMetadata("jwks and jwks_uri are mutually exclusive (RFC 7591 §2)");
       if (body.token_endpoint_auth_method !== "private_key_jwt") return; // oauth-provider's own rules
-      const uri = body.jwks_uri;
-      if (typeof uri !== "string" || !isPublicHttpsUrl(uri, { loopbackHttp: options.development }) || uri.includes("#")) {
-        invalidMetadata(`jwks_uri must be an https URL without a fragment${options.development ? " (or http on a loopback host)" : ""}`);
-      }
+      const uri = body.jwks_uri as string;
+      const problem = keySetUriProblem(uri, options.development);
+      if (problem) invalidMetadata(problem);
       let set: KeySet;
       try {
         set = await fetchKeySet(safeFetch, uri);

@@ -1,9 +1,16 @@
 import { validatePublicClientJwks } from "@better-auth/oauth-provider/internal";
 import { OutboundRefused, type SafeFetch } from "../../lib/safe-fetch.js";
+import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 
 /** A client's public keys (RFC 7517 JWK Set), as oauth-provider checks a registered `jwks`. */
 export interface KeySet {
   keys: Record<string, unknown>[];
+}
+
+/** Why `uri` cannot be a `jwks_uri` (https, no fragment; http on loopback while developing), or null. */
+export function keySetUriProblem(uri: unknown, development: boolean): string | null {
+  if (typeof uri === "string" && isPublicHttpsUrl(uri, { loopbackHttp: development }) && !uri.includes("#")) return null;
+  return `jwks_uri must be an https URL without a fragment${development ? " (or http on a loopback host)" : ""}`;
 }
 
 /** Why a client's `jwks_uri` gave no usable key set; the message is safe to show the client. */
@@ -33,4 +40,32 @@ export async function fetchKeySet(safeFetch: SafeFetch, uri: string): Promise<Ke
   const checked = validatePublicClientJwks(body);
   if (!checked.valid) throw new KeySetUnavailable(`jwks_uri: ${checked.error}`);
   return { keys: checked.jwks.keys as Record<string, unknown>[] };
+}
+
+type KeyUpdate = { fields: { jwks: string; jwksUri: string | null } } | { error: "invalid_client_metadata"; error_description: string };
+
+/**
+ * RFC 7592 §2.2 for a private_key_jwt client: the PUT carries its keys as `jwks` or `jwks_uri`
+ * (RFC 7591 §2: one of them), checked as registration checks them; a `jwks_uri` is fetched
+ * through the guarded fetcher now, and its set stored beside it (./index.ts refetches it later).
+ * Omitting both would leave the client no way to authenticate: refused, not cleared.
+ */
+export async function keyUpdate(safeFetch: SafeFetch, input: Record<string, unknown>, development: boolean): Promise<KeyUpdate> {
+  const refuse = (error_description: string) => ({ error: "invalid_client_metadata" as const, error_description });
+  const { jwks, jwks_uri: uri } = input;
+  if (jwks !== undefined && uri !== undefined) return refuse("jwks and jwks_uri are mutually exclusive (RFC 7591 §2)");
+  if (jwks !== undefined) {
+    const checked = validatePublicClientJwks(jwks);
+    if (!checked.valid) return refuse(checked.error);
+    return { fields: { jwks: JSON.stringify({ keys: checked.jwks.keys }), jwksUri: null } };
+  }
+  if (uri === undefined) return refuse("a private_key_jwt client sends its keys as jwks or jwks_uri");
+  const problem = keySetUriProblem(uri, development);
+  if (problem) return refuse(problem);
+  try {
+    return { fields: { jwks: JSON.stringify(await fetchKeySet(safeFetch, uri as string)), jwksUri: uri as string } };
+  } catch (err) {
+    if (err instanceof KeySetUnavailable) return refuse(err.message);
+    throw err;
+  }
 }

@@ -96,6 +96,36 @@ describe("private_key_jwt with a jwks_uri", () => {
     expect(fetchesOf("/rotating/jwks.json")).toBe(before + 1);
   });
 
+  it("takes new keys by an RFC 7592 update, a jwks_uri or a jwks, and keeps a machine client without redirect URIs", async () => {
+    const first = await keyPair();
+    const second = await keyPair();
+    const third = await keyPair();
+    const res = await register(server, { jwks_uri: publish("/updated/jwks.json", [first]) });
+    expect(res.status, res.text).toBe(201);
+    const { client_id: clientId, registration_client_uri: manageUri, registration_access_token: firstToken } = res.json as Record<string, string>;
+    const put = (accessToken: string, body: Record<string, unknown>) =>
+      fetch(manageUri!, { method: "PUT", headers: { authorization: `Bearer ${accessToken}`, "content-type": "application/json" }, body: JSON.stringify({ client_id: clientId, client_name: "Key job", grant_types: ["client_credentials"], token_endpoint_auth_method: "private_key_jwt", ...body }) });
+    // Another key set at another address: fetched now, and the old keys stop working.
+    const moved = await put(firstToken!, { jwks_uri: publish("/moved/jwks.json", [second]) });
+    expect(moved.status, await moved.clone().text()).toBe(200);
+    const info = (await moved.json()) as Record<string, unknown>;
+    expect(info.jwks_uri).toBe(`https://localhost:${keysHost.port}/moved/jwks.json`);
+    expect(info.redirect_uris).toEqual([]);
+    expect((await grant(clientId!, second)).status).toBe(200);
+    expect((await grant(clientId!, first)).json.error).toBe("invalid_client");
+    // Keys by value instead: jwks_uri is gone, the inline set is answered.
+    const inline = await put(info.registration_access_token as string, { jwks: { keys: [third.jwk] } });
+    expect(inline.status).toBe(200);
+    const after = (await inline.json()) as Record<string, unknown>;
+    expect(after.jwks_uri).toBeUndefined();
+    expect(after.jwks).toEqual({ keys: [third.jwk] });
+    expect((await grant(clientId!, third)).status).toBe(200);
+    // Neither: the client would have no way in.
+    const none = await put(after.registration_access_token as string, {});
+    expect(none.status).toBe(400);
+    expect(((await none.json()) as { error: string }).error).toBe("invalid_client_metadata");
+  });
+
   it("refuses a jwks_uri that gives no key set, one beside jwks, and one that is not https", async () => {
     const key = await keyPair();
     keysHost.serve("/private/jwks.json", { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ keys: [{ ...key.jwk, d: "c2VjcmV0" }] }) });
