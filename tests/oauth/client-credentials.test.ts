@@ -33,6 +33,13 @@ describe("client credentials grant", () => {
     expect(oidc.json.grant_types_supported).toContain("client_credentials");
   });
 
+  it("shows an agent how in /llms.txt", async () => {
+    const text = await (await fetch(`${server.url}/llms.txt`)).text();
+    expect(text).toContain("## Machine clients");
+    expect(text).toContain("grant_type=client_credentials");
+    expect(text).toContain(`resource=${server.url}/mcp`);
+  });
+
   it("registers a machine client without redirect URIs when a person is signed in", async () => {
     const { client } = await machineClient();
     expect(client.grant_types).toEqual(["client_credentials"]);
