@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { useHttpsServer } from "../helpers/https-server.js";
 import { signUp, token } from "../helpers/oauth.js";
-import type { TestServer } from "../helpers/server.js";
+import { postForm, type TestServer } from "../helpers/server.js";
 
 /**
  * private_key_jwt with keys at the client's `jwks_uri` (plugins/client-keys): fetched through the
@@ -124,6 +124,24 @@ describe("private_key_jwt with a jwks_uri", () => {
     const none = await put(after.registration_access_token as string, {});
     expect(none.status).toBe(400);
     expect(((await none.json()) as { error: string }).error).toBe("invalid_client_metadata");
+  });
+
+  it("authenticates a client ID metadata document's private_key_jwt keys", async () => {
+    const key = await keyPair();
+    const stranger = await keyPair();
+    const clientId = `https://localhost:${keysHost.port}/cimd/client.json`;
+    const document = { client_id: clientId, client_name: "Document client", redirect_uris: ["http://127.0.0.1:9999/callback"], grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "private_key_jwt", jwks: { keys: [key.jwk] } };
+    keysHost.serve("/cimd/client.json", { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(document) });
+    // RFC 7009 revocation authenticates the client first; an unknown token is then still a 200 (§2.2).
+    const revoke = async (signer: Key) => {
+      const signed = await new SignJWT({ jti: randomUUID() }).setProtectedHeader({ alg: "ES256", kid: key.kid }).setIssuer(clientId).setSubject(clientId).setAudience(server.url).setIssuedAt().setExpirationTime("60s").sign(signer.privateKey);
+      return postForm(server, "/api/auth/oauth2/revoke", { token: "not-a-token", client_id: clientId, client_assertion_type: ASSERTION_TYPE, client_assertion: signed });
+    };
+    const accepted = await revoke(key);
+    expect(accepted.status, accepted.text).toBe(200);
+    const refused = await revoke(stranger);
+    expect(refused.status).toBe(401);
+    expect(refused.json.error).toBe("invalid_client");
   });
 
   it("refuses a jwks_uri that gives no key set, one beside jwks, and one that is not https", async () => {
