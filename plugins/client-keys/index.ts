@@ -7,7 +7,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { SafeFetch } from "../../lib/safe-fetch.js";
 import { hookOn } from "../hooks.js";
 import { findClientRow, updateClientRow } from "../oauth-store/adapter.js";
-import { fetchKeySet, keySetUriProblem, KeySetUnavailable, type KeySet } from "./key-set.js";
+import { fetchKeySet, keySetUriProblem, KeySetUnavailable, managedJwksUri, withManagedJwksUri, type KeySet } from "./key-set.js";
 
 /**
  * private_key_jwt keys published at a client's `jwks_uri` (RFC 7591 §2, RFC 7523 §2.2), fetched
@@ -17,7 +17,8 @@ import { fetchKeySet, keySetUriProblem, KeySetUnavailable, type KeySet } from ".
  *
  * - Registration: the set at `jwks_uri` is fetched once (a URI that gives no valid set is
  *   refused, `invalid_client_metadata`); oauth-provider registers it as the client's `jwks`, and
- *   `jwks_uri` is stored beside it and answered instead of it.
+ *   `jwks_uri` is kept in the client's metadata (./key-set.ts managedJwksUri: never in
+ *   oauth-provider's own column, which it would fetch itself) and answered instead of the set.
  * - Client authentication (token, introspection, revocation): before oauth-provider verifies an
  *   assertion, the stored set is fetched again when it is older than `cacheSeconds`, or when the
  *   assertion's key is not in it (rotation: one refetch, at most one per `refetchFloorSeconds`
@@ -44,7 +45,7 @@ const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.introspe
 interface KeyClientRow {
   clientId: string;
   jwks?: string | null;
-  jwksUri?: string | null;
+  metadata?: unknown;
   clientDiscoveryId?: string | null;
   tokenEndpointAuthMethod?: string | null;
 }
@@ -121,7 +122,8 @@ export function clientKeys(options: ClientKeysOptions): BetterAuthPlugin {
       const uri = pendingUri.get(ctx.context);
       const returned = ctx.context.returned as Record<string, unknown> | undefined;
       if (!uri || !returned || returned instanceof Response || typeof returned.client_id !== "string") return;
-      await updateClientRow(ctx.context.adapter, returned.client_id, { jwksUri: uri });
+      const row = await findClientRow<KeyClientRow>(ctx.context.adapter, returned.client_id);
+      await updateClientRow(ctx.context.adapter, returned.client_id, { metadata: withManagedJwksUri(row?.metadata, uri) });
       fetchedAt.set(returned.client_id, Date.now());
       const { jwks: _stored, ...answer } = returned;
       return ctx.json({ ...answer, jwks_uri: uri });
@@ -135,7 +137,8 @@ export function clientKeys(options: ClientKeysOptions): BetterAuthPlugin {
       const hints = assertionHints(assertion);
       if (!hints || hints.clientId.length > 255) return; // oauth-provider answers a malformed assertion
       const row = await findClientRow<KeyClientRow>(ctx.context.adapter, hints.clientId);
-      if (!row?.jwksUri || row.clientDiscoveryId || row.tokenEndpointAuthMethod !== "private_key_jwt") return;
+      const uri = row ? managedJwksUri(row) : null;
+      if (!row || !uri || row.clientDiscoveryId || row.tokenEndpointAuthMethod !== "private_key_jwt") return;
       const now = Date.now();
       const stale = now - (fetchedAt.get(row.clientId) ?? 0) > cacheMs;
       if (!stale) {
@@ -145,7 +148,7 @@ export function clientKeys(options: ClientKeysOptions): BetterAuthPlugin {
       }
       fetchedAt.set(row.clientId, now);
       try {
-        const set = await fetchKeySet(safeFetch, row.jwksUri);
+        const set = await fetchKeySet(safeFetch, uri);
         if (JSON.stringify(set) !== row.jwks) await updateClientRow(ctx.context.adapter, row.clientId, { jwks: JSON.stringify(set) });
       } catch (err) {
         if (!(err instanceof KeySetUnavailable)) throw err;

@@ -1,10 +1,36 @@
 import { validatePublicClientJwks } from "@better-auth/oauth-provider/internal";
 import { OutboundRefused, type SafeFetch } from "../../lib/safe-fetch.js";
 import { isPublicHttpsUrl } from "../../lib/user-facing.js";
+import { isJsonObject, parseJsonOrNull } from "../../lib/json.js";
 
 /** A client's public keys (RFC 7517 JWK Set), as oauth-provider checks a registered `jwks`. */
 export interface KeySet {
   keys: Record<string, unknown>[];
+}
+
+/**
+ * Where a client's managed `jwks_uri` is kept: in its metadata (oauthClient.metadata), not in
+ * oauth-provider's `jwksUri` column. Given that column, oauth-provider itself refetches the set
+ * with the global fetch whenever an assertion names a key it lacks, past the guarded fetcher;
+ * with the column empty it only ever verifies against the stored `jwks`.
+ */
+const METADATA_KEY = "jwks_uri";
+
+function metadataObject(metadata: unknown): Record<string, unknown> {
+  const value = typeof metadata === "string" ? parseJsonOrNull(metadata) : metadata;
+  return isJsonObject(value) ? value : {};
+}
+
+/** The `jwks_uri` this plugin manages for a client, or null. */
+export function managedJwksUri(row: { metadata?: unknown }): string | null {
+  const uri = metadataObject(row.metadata)[METADATA_KEY];
+  return typeof uri === "string" ? uri : null;
+}
+
+/** The client's metadata with its managed `jwks_uri` set (or removed, for null). */
+export function withManagedJwksUri(metadata: unknown, uri: string | null): Record<string, unknown> {
+  const { [METADATA_KEY]: _old, ...rest } = metadataObject(metadata);
+  return uri ? { ...rest, [METADATA_KEY]: uri } : rest;
 }
 
 /** Why `uri` cannot be a `jwks_uri` (https, no fragment; http on loopback while developing), or null. */
@@ -42,7 +68,7 @@ export async function fetchKeySet(safeFetch: SafeFetch, uri: string): Promise<Ke
   return { keys: checked.jwks.keys as Record<string, unknown>[] };
 }
 
-type KeyUpdate = { fields: { jwks: string; jwksUri: string | null } } | { error: "invalid_client_metadata"; error_description: string };
+type KeyUpdate = { fields: { jwks: string; metadata: Record<string, unknown> } } | { error: "invalid_client_metadata"; error_description: string };
 
 /**
  * RFC 7592 §2.2 for a private_key_jwt client: the PUT carries its keys as `jwks` or `jwks_uri`
@@ -50,20 +76,20 @@ type KeyUpdate = { fields: { jwks: string; jwksUri: string | null } } | { error:
  * through the guarded fetcher now, and its set stored beside it (./index.ts refetches it later).
  * Omitting both would leave the client no way to authenticate: refused, not cleared.
  */
-export async function keyUpdate(safeFetch: SafeFetch, input: Record<string, unknown>, development: boolean): Promise<KeyUpdate> {
+export async function keyUpdate(safeFetch: SafeFetch, row: { metadata?: unknown }, input: Record<string, unknown>, development: boolean): Promise<KeyUpdate> {
   const refuse = (error_description: string) => ({ error: "invalid_client_metadata" as const, error_description });
   const { jwks, jwks_uri: uri } = input;
   if (jwks !== undefined && uri !== undefined) return refuse("jwks and jwks_uri are mutually exclusive (RFC 7591 §2)");
   if (jwks !== undefined) {
     const checked = validatePublicClientJwks(jwks);
     if (!checked.valid) return refuse(checked.error);
-    return { fields: { jwks: JSON.stringify({ keys: checked.jwks.keys }), jwksUri: null } };
+    return { fields: { jwks: JSON.stringify({ keys: checked.jwks.keys }), metadata: withManagedJwksUri(row.metadata, null) } };
   }
   if (uri === undefined) return refuse("a private_key_jwt client sends its keys as jwks or jwks_uri");
   const problem = keySetUriProblem(uri, development);
   if (problem) return refuse(problem);
   try {
-    return { fields: { jwks: JSON.stringify(await fetchKeySet(safeFetch, uri as string)), jwksUri: uri as string } };
+    return { fields: { jwks: JSON.stringify(await fetchKeySet(safeFetch, uri as string)), metadata: withManagedJwksUri(row.metadata, uri as string) } };
   } catch (err) {
     if (err instanceof KeySetUnavailable) return refuse(err.message);
     throw err;

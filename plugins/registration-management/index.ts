@@ -148,7 +148,7 @@ export function registrationManagement(options: { db: Kysely<Database>; baseURL:
     const update = clientUpdate(row, ctx.body, { development: options.development });
     if ("error" in update) throw new APIError("BAD_REQUEST", update);
     // A private_key_jwt client's keys are replaced too, a jwks_uri fetched through the guarded fetcher.
-    const keys = row.tokenEndpointAuthMethod === "private_key_jwt" ? await keyUpdate(options.safeFetch, ctx.body as Record<string, unknown>, options.development) : { fields: {} };
+    const keys = row.tokenEndpointAuthMethod === "private_key_jwt" ? await keyUpdate(options.safeFetch, row, ctx.body as Record<string, unknown>, options.development) : { fields: {} };
     if ("error" in keys) throw new APIError("BAD_REQUEST", keys);
     const updated = await updateClientRow<ClientRow>(ctx.context.adapter, row.clientId, { ...update.fields, ...keys.fields, updatedAt: new Date() });
     ctx.setHeader("Cache-Control", "no-store");

@@ -2,6 +2,7 @@ import { isLoopbackIP } from "@better-auth/core/utils/host";
 import { isReverseDomainPrivateUseRedirectUri } from "@better-auth/core/utils/redirect-uri";
 import { parseJsonOrNull } from "../../lib/json.js";
 import { checkClientMetadata } from "../registration-policy/index.js";
+import { managedJwksUri } from "../client-keys/key-set.js";
 
 /** The oauthClient row as better-auth's adapter reads it (lists parsed). */
 export interface ClientRow {
@@ -26,6 +27,8 @@ export interface ClientRow {
   jwksUri?: string | null;
   /** The client's public keys (RFC 7517 JWK Set) as oauth-provider stores them: JSON text. */
   jwks?: string | null;
+  /** Client metadata (JSON): where plugins/client-keys keeps a managed `jwks_uri`. */
+  metadata?: unknown;
   memberPubkey?: string | null;
   ownerBapId?: string | null;
 }
@@ -34,6 +37,7 @@ const seconds = (value: Date | string | null | undefined) => (value ? Math.floor
 
 /** RFC 7592 §3 client information: the registered metadata (RFC 7591 names), never the secret. */
 export function clientInformation(row: ClientRow): Record<string, unknown> {
+  const jwksUri = managedJwksUri(row) ?? row.jwksUri;
   const info: Record<string, unknown> = {
     client_id: row.clientId,
     client_id_issued_at: seconds(row.createdAt),
@@ -54,9 +58,9 @@ export function clientInformation(row: ClientRow): Record<string, unknown> {
     response_types: row.responseTypes,
     application_type: row.applicationType,
     scope: row.scopes?.join(" "),
-    jwks_uri: row.jwksUri,
+    jwks_uri: jwksUri,
     // RFC 7591 §2: jwks or jwks_uri; a set fetched from jwks_uri (plugins/client-keys) is not the client's to send back.
-    jwks: row.jwksUri || !row.jwks ? undefined : parseJsonOrNull(row.jwks),
+    jwks: jwksUri || !row.jwks ? undefined : parseJsonOrNull(row.jwks),
     member_pubkey: row.memberPubkey,
     owner_bap_id: row.ownerBapId,
   };

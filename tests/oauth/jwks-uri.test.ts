@@ -67,6 +67,11 @@ describe("private_key_jwt with a jwks_uri", () => {
     expect(res.json.jwks_uri).toBe(uri);
     expect(res.json.jwks).toBeUndefined();
     expect(fetchesOf("/one/jwks.json")).toBe(1);
+    // oauth-provider's own jwksUri column stays empty: given it, oauth-provider would refetch the
+    // set itself with the global fetch, past the guarded fetcher, on an unknown key.
+    const row = await server.db.selectFrom("oauthClient").select(["jwksUri", "jwks"]).where("clientId", "=", res.json.client_id).executeTakeFirstOrThrow();
+    expect(row.jwksUri).toBeNull();
+    expect(JSON.parse(row.jwks!)).toEqual({ keys: [key.jwk] });
     const config = await oidc.discovery(new URL(server.url), res.json.client_id, undefined, oidc.PrivateKeyJwt({ key: key.privateKey as CryptoKey, kid: key.kid }), { ...insecure, algorithm: "oauth2" });
     const tokens = await oidc.clientCredentialsGrant(config, { resource: `${server.url}/mcp` });
     expect(tokens.scope).toBe("service:read");
