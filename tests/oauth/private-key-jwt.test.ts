@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp, token } from "../helpers/oauth.js";
 import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
+import { deleteExpiredClientAssertions } from "../../plugins/oauth-store/clients.js";
 
 /**
  * private_key_jwt (RFC 7523 §2.2, OIDC Core §9): a machine client proves itself with a JWT
@@ -103,6 +104,22 @@ describe("private_key_jwt client authentication", () => {
     const again = await grant(once);
     expect(again.status).toBe(400);
     expect(again.json).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("forgets a spent assertion's record only once the assertion expired", async () => {
+    const key = await keyPair("ES256");
+    const clientId = await registerKeyClient([key]);
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    expect((await grant(await assertion(clientId, key, { exp }))).status).toBe(200);
+    const count = async () => Number((await server.db.selectFrom("oauthClientAssertion").select((eb) => eb.fn.countAll().as("n")).where("expiresAt", ">=", new Date((exp - 1) * 1000)).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    expect(before).toBeGreaterThanOrEqual(1);
+    // Not yet expired: kept (it still guards against a replay).
+    await deleteExpiredClientAssertions(server.db, new Date());
+    expect(await count()).toBe(before);
+    // Expired: gone, and nothing of it is needed, since an expired assertion is refused for its exp.
+    expect(await deleteExpiredClientAssertions(server.db, new Date((exp + 120) * 1000))).toBeGreaterThanOrEqual(1);
+    expect(await count()).toBe(0);
   });
 
   it("refuses a secret from a client registered for keys", async () => {
