@@ -57,6 +57,8 @@ import { metrics } from "./plugins/metrics/index.js";
 import { audit } from "./plugins/audit/index.js";
 import { recordAuditEvent } from "./plugins/audit/store.js";
 import { jobLeases } from "./plugins/job-lease/index.js";
+import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
+import { clientKeys } from "./plugins/client-keys/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -69,8 +71,8 @@ export interface AuthDeps {
   tiers?: TierService;
 }
 
-/** Scopes offered to clients: the spec's, then the backup routes' own (plugins/backup). */
-export const SCOPES = ["openid", "profile", "email", "offline_access", BACKUP_SCOPES.read, BACKUP_SCOPES.write] as const;
+/** Scopes offered to clients: the spec's, the backup routes' own (plugins/backup), then the machine clients' (plugins/machine-clients). */
+export const SCOPES = ["openid", "profile", "email", "offline_access", BACKUP_SCOPES.read, BACKUP_SCOPES.write, MACHINE_SCOPES.service] as const;
 /** The claims we issue, advertised in discovery. */
 export const CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "bap_id", "bap", "pubkey", "name", "picture", "email", "email_verified"];
 
@@ -84,6 +86,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const { safeFetch } = shared;
   // Client ID metadata documents are small (the draft suggests 5 KB): their own deadline and cap.
   const metadataFetch = safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 5 * 1024 });
+  // A client's private_key_jwt key set at its jwks_uri (plugins/client-keys): the same deadline, 64 KiB as oauth-provider allows.
+  const keyFetch = safeFetch.withLimits({ timeoutMs: config.clientMetadataTimeoutMs, maxBytes: 64 * 1024 });
   const secondFactor = twoFactor({ issuer: new URL(config.authUrl).host });
   const url = (path: string) => `${config.authUrl}${path}`;
   const origin = new URL(config.authUrl).origin;
@@ -215,7 +219,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         consentPage: page("/consent"),
         signup: { page: page("/sign-up") },
         scopes: [...SCOPES],
-        grantTypes: ["authorization_code", "refresh_token"],
+        // client_credentials: machine clients (plugins/machine-clients), confidential only.
+        grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
         advertisedMetadata: { claims_supported: CLAIMS },
         allowDynamicClientRegistration: true,
         allowUnauthenticatedClientRegistration: true,
@@ -226,6 +231,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         resourcePolicy: resources.policy,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
+        // REFRESH_REUSE_GRACE_SECONDS: the rotated token, presented again within this window for
+        // the same scopes and resource, answers the pair it got (oauth-provider keeps that answer
+        // encrypted with the secret on the old token's row); later reuse revokes the grant
+        // (RFC 9700 §4.14.2). Above 0 the fast lane declines every refresh (unsupportedOption).
+        refreshTokenReuseInterval: config.ttl.refreshReuseGrace,
         codeExpiresIn: config.ttl.code,
         idTokenExpiresIn: config.ttl.idToken,
         storeClientSecret: "hashed",
@@ -277,9 +287,14 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       wallet(),
       domainVerification(),
       certificates(),
+      // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
+      // registration and again on rotation. Before registrationPolicy (its hook copies the body).
+      clientKeys({ safeFetch: keyFetch, development: config.env !== "production", logger }),
       registrationPolicy({ development: config.env !== "production" }),
+      // A confidential client registered for client_credentials gets the machine scopes.
+      machineClients(),
       // RFC 7592: read, update and delete a registration with its registration access token.
-      registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}` }),
+      registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}`, safeFetch: keyFetch, development: config.env !== "production" }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
       subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
       admin(),

@@ -25,6 +25,7 @@ import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
 import { NO_REVOCATION_CHAIN, type RevocationChain } from "./plugins/certificates/revocation.js";
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 import { startClientExpiry } from "./plugins/registration-management/expiry.js";
+import { startAssertionExpiry } from "./plugins/client-keys/assertion-expiry.js";
 import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit/retention.js";
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
 
@@ -99,6 +100,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     onMintQueued: () => mintWorker?.wake(),
   };
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
+  // Spent private_key_jwt assertions' single-use records, once expired (plugins/client-keys).
+  const assertionExpiry = startAssertionExpiry({ db: database.db, logger });
   // Every instance runs the rounds; the one holding the lease prunes (plugins/audit/retention.ts).
   const auditRetention = config.auditLogRetentionDays > 0 ? startAuditRetention({ db: database.db, logger, retentionDays: config.auditLogRetentionDays, ...options.auditRetention }) : null;
   const readiness = createReadiness({ database, redis });
@@ -189,6 +192,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       }
       await mintWorker?.stop();
       expiry?.stop();
+      assertionExpiry.stop();
       await auditRetention?.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());

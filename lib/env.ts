@@ -63,6 +63,7 @@ export const EnvSchema = v.object({
   REFRESH_TOKEN_TTL: Seconds(604800),
   AUTH_CODE_TTL: Seconds(600),
   ID_TOKEN_TTL: Seconds(3600),
+  REFRESH_REUSE_GRACE_SECONDS: v.pipe(v.optional(v.string(), "0"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(300, "must be at most 300 (a retry, not a second life)")),
   ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
   AUDIT_LOG_RETENTION_DAYS: v.pipe(v.optional(v.string(), "365"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(36500)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
@@ -226,6 +227,8 @@ function settingsOf(e: Env) {
       refreshToken: e.REFRESH_TOKEN_TTL,
       code: e.AUTH_CODE_TTL,
       idToken: e.ID_TOKEN_TTL,
+      /** Seconds after a rotation in which the rotated refresh token, presented again, gets the same new pair (0: reuse always revokes the family). */
+      refreshReuseGrace: e.REFRESH_REUSE_GRACE_SECONDS,
     }),
     /** Anonymous registrations unused this many days are deleted (0: never). */
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,

@@ -91,3 +91,15 @@ export async function listClientResources(db: Kysely<Database>, clientId: string
   const rows = await db.selectFrom("oauthClientResource").select("resourceId").where("clientId", "=", clientId).orderBy("resourceId").execute();
   return rows.map((r) => String(r.resourceId));
 }
+
+/**
+ * Forgets spent private_key_jwt assertions (`oauthClientAssertion`, oauth-provider's single-use
+ * `jti` record) that expired before `cutoff`: an expired assertion is refused for its `exp`
+ * before its `jti` is looked at (RFC 7523 §3), so its record no longer guards anything. At most
+ * `limit` per call; answers how many were deleted.
+ */
+export async function deleteExpiredClientAssertions(db: Kysely<Database>, cutoff: Date, limit = 1000): Promise<number> {
+  const expired = db.selectFrom("oauthClientAssertion").select("id").where("expiresAt", "<", cutoff).limit(limit);
+  const result = await db.deleteFrom("oauthClientAssertion").where("id", "in", expired).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "../../lib/logger.js";
+import { startRounds } from "../../lib/rounds.js";
 import { expireUnusedAnonymousClients } from "./store.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -12,24 +13,14 @@ const DAY = 24 * 60 * 60 * 1000;
  */
 export function startClientExpiry(options: { db: Kysely<Database>; ttlDays: number; logger: Logger; everyMs?: number }): { stop(): void } {
   const { db, ttlDays, logger } = options;
-  let running = false;
-  const round = async () => {
-    if (running) return;
-    running = true;
-    try {
+  return startRounds(
+    async () => {
       let deleted: string[];
       do {
         deleted = await expireUnusedAnonymousClients(db, new Date(Date.now() - ttlDays * DAY));
         if (deleted.length) logger.info("unused anonymous client registrations deleted", { count: deleted.length, ttlDays });
       } while (deleted.length === 500);
-    } catch (err) {
-      logger.warn("client registration expiry failed; retrying next round", { err: err instanceof Error ? err.message : String(err) });
-    } finally {
-      running = false;
-    }
-  };
-  void round();
-  const timer = setInterval(() => void round(), options.everyMs ?? 60 * 60 * 1000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+    },
+    { everyMs: options.everyMs ?? 60 * 60 * 1000, failed: (err) => logger.warn("client registration expiry failed; retrying next round", { err: err instanceof Error ? err.message : String(err) }) },
+  );
 }

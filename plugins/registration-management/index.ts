@@ -9,6 +9,8 @@ import { namedClientIds } from "../member-key/named-clients.js";
 import { deleteClientRow, findClientRow, updateClientRow } from "../oauth-store/adapter.js";
 import { clientExists } from "../oauth-store/clients.js";
 import { clientInformation, clientUpdate, type ClientRow } from "./metadata.js";
+import { keyUpdate } from "../client-keys/key-set.js";
+import type { SafeFetch } from "../../lib/safe-fetch.js";
 import { checkRegistrationToken, clientUseRecorder, newRegistrationToken, saveRegistrationToken } from "./store.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -56,7 +58,7 @@ function bearerToken(authorization: string | null | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-export function registrationManagement(options: { db: Kysely<Database>; baseURL: string }) {
+export function registrationManagement(options: { db: Kysely<Database>; baseURL: string; safeFetch: SafeFetch; development: boolean }) {
   const { db } = options;
   const clientUri = (clientId: string) => `${options.baseURL}${REGISTRATION_PATH}/${encodeURIComponent(clientId)}`;
 
@@ -143,9 +145,12 @@ export function registrationManagement(options: { db: Kysely<Database>; baseURL:
 
   const updateClient = createAuthEndpoint(`${REGISTRATION_PATH}/:clientId`, { method: "PUT", cloneRequest: false }, async (ctx) => {
     const row = await managedClient(ctx);
-    const update = clientUpdate(row, ctx.body, { development: process.env.NODE_ENV !== "production" });
+    const update = clientUpdate(row, ctx.body, { development: options.development });
     if ("error" in update) throw new APIError("BAD_REQUEST", update);
-    const updated = await updateClientRow<ClientRow>(ctx.context.adapter, row.clientId, { ...update.fields, updatedAt: new Date() });
+    // A private_key_jwt client's keys are replaced too, a jwks_uri fetched through the guarded fetcher.
+    const keys = row.tokenEndpointAuthMethod === "private_key_jwt" ? await keyUpdate(options.safeFetch, row, ctx.body as Record<string, unknown>, options.development) : { fields: {} };
+    if ("error" in keys) throw new APIError("BAD_REQUEST", keys);
+    const updated = await updateClientRow<ClientRow>(ctx.context.adapter, row.clientId, { ...update.fields, ...keys.fields, updatedAt: new Date() });
     ctx.setHeader("Cache-Control", "no-store");
     return ctx.json(await withNewToken((updated ?? { ...row, ...update.fields }) as ClientRow));
   });

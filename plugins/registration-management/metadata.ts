@@ -1,6 +1,8 @@
 import { isLoopbackIP } from "@better-auth/core/utils/host";
 import { isReverseDomainPrivateUseRedirectUri } from "@better-auth/core/utils/redirect-uri";
+import { parseJsonOrNull } from "../../lib/json.js";
 import { checkClientMetadata } from "../registration-policy/index.js";
+import { managedJwksUri } from "../client-keys/key-set.js";
 
 /** The oauthClient row as better-auth's adapter reads it (lists parsed). */
 export interface ClientRow {
@@ -23,6 +25,10 @@ export interface ClientRow {
   applicationType?: string | null;
   scopes?: string[] | null;
   jwksUri?: string | null;
+  /** The client's public keys (RFC 7517 JWK Set) as oauth-provider stores them: JSON text. */
+  jwks?: string | null;
+  /** Client metadata (JSON): where plugins/client-keys keeps a managed `jwks_uri`. */
+  metadata?: unknown;
   memberPubkey?: string | null;
   ownerBapId?: string | null;
 }
@@ -31,6 +37,7 @@ const seconds = (value: Date | string | null | undefined) => (value ? Math.floor
 
 /** RFC 7592 §3 client information: the registered metadata (RFC 7591 names), never the secret. */
 export function clientInformation(row: ClientRow): Record<string, unknown> {
+  const jwksUri = managedJwksUri(row) ?? row.jwksUri;
   const info: Record<string, unknown> = {
     client_id: row.clientId,
     client_id_issued_at: seconds(row.createdAt),
@@ -51,7 +58,9 @@ export function clientInformation(row: ClientRow): Record<string, unknown> {
     response_types: row.responseTypes,
     application_type: row.applicationType,
     scope: row.scopes?.join(" "),
-    jwks_uri: row.jwksUri,
+    jwks_uri: jwksUri,
+    // RFC 7591 §2: jwks or jwks_uri; a set fetched from jwks_uri (plugins/client-keys) is not the client's to send back.
+    jwks: jwksUri || !row.jwks ? undefined : parseJsonOrNull(row.jwks),
     member_pubkey: row.memberPubkey,
     owner_bap_id: row.ownerBapId,
   };
@@ -80,7 +89,13 @@ const FIXED = {
 } as const;
 
 /** Read-only members a client sends back from its information; ignored (RFC 7592 §2.2). */
-const IGNORED = new Set(["client_id", "client_secret", "client_secret_expires_at", "client_id_issued_at", "registration_access_token", "registration_client_uri", "member_pubkey", "owner_bap_id", "jwks_uri"]);
+const IGNORED = new Set(["client_id", "client_secret", "client_secret_expires_at", "client_id_issued_at", "registration_access_token", "registration_client_uri", "member_pubkey", "owner_bap_id", "jwks_uri", "jwks"]);
+
+/** A client that never redirects: its grants are all without a browser (client credentials, token exchange). */
+export function usesNoRedirect(row: ClientRow): boolean {
+  const grants = row.grantTypes?.length ? row.grantTypes : ["authorization_code"];
+  return !grants.includes("authorization_code");
+}
 
 const sameList = (a: unknown, b: unknown) => {
   const left = Array.isArray(a) ? [...a].map(String).sort() : [];
@@ -143,8 +158,9 @@ export function clientUpdate(row: ClientRow, body: unknown, options: { developme
       return { error: "invalid_client_metadata", error_description: `${name} cannot be set by this endpoint` };
     }
   }
-  const redirects = input.redirect_uris;
-  if (!Array.isArray(redirects) || redirects.length === 0) return { error: "invalid_redirect_uri", error_description: "redirect_uris must list at least one URI" };
+  // A client that never redirects (RFC 7591 §2: redirect_uris serve redirect-based flows) may send none.
+  const redirects = input.redirect_uris ?? (usesNoRedirect(row) ? [] : undefined);
+  if (!Array.isArray(redirects) || (redirects.length === 0 && !usesNoRedirect(row))) return { error: "invalid_redirect_uri", error_description: "redirect_uris must list at least one URI" };
   for (const [field, list] of [["redirect_uris", redirects], ["post_logout_redirect_uris", input.post_logout_redirect_uris ?? []]] as const) {
     if (!Array.isArray(list)) return { error: "invalid_client_metadata", error_description: `${field} must be an array` };
     for (const uri of list) {

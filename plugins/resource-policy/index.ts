@@ -25,6 +25,11 @@ export function canonicalResource(identifier: string): string | null {
   return url.pathname === "/" && !url.search && `${identifier}/` === href ? identifier : href;
 }
 
+/** A client credentials grant at the token endpoint: a token no person consented to. */
+function machineGrant(ctx: { path?: string; body?: unknown }): boolean {
+  return ctx.path === AUTH_PATHS.token && (ctx.body as { grant_type?: unknown } | undefined)?.grant_type === "client_credentials";
+}
+
 function refuse(description: string): never {
   throw new APIError("BAD_REQUEST", { error: "invalid_target", error_description: description });
 }
@@ -47,7 +52,8 @@ function openResource(identifier: string): ResourceRow {
  *   only those and our own.
  * - Any other client may ask for any https resource; the consent page names it, and the
  *   person's consent is what allows it (oauth-provider asks again for a resource not yet
- *   consented to).
+ *   consented to). The client credentials grant has no person to consent (RFC 6749 §4.4): a
+ *   machine client gets our own resources and its allow-list only.
  * - One resource per token request (RFC 8707 §2.2): a client that was authorized for several
  *   asks for one access token each, naming it in `resource`; a code exchange or refresh may
  *   narrow to one of the authorized resources, never widen (oauth-provider), and a grant
@@ -76,6 +82,7 @@ export function resourcePolicy({ db, ownResources }: { db: Kysely<Database>; own
         if (!allowed.includes(identifier)) refuse(`resource ${identifier} is not one this client may ask for`);
         return row;
       }
+      if (machineGrant(ctx)) refuse(`resource ${identifier} is not one a machine client may ask for: no person consented to it`);
       if (row) return row;
       if (!openHttps(identifier)) refuse(`resource ${identifier} must be an https URL`);
       return openResource(identifier);

@@ -40,7 +40,10 @@ async function handle(c: Context<RouteEnv<McpDeps>>) {
   const claims = await tokens.verify(token);
   if (!claims) return unauthorized(authUrl, "The access token is not one issued for this resource, or it has expired.", true);
   const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
-  const server = mcpServer(db, { userId: claims.sub, bapId: typeof claims.bap_id === "string" ? claims.bap_id : null, scopes });
+  // RFC 9068 §2.2: a token of the client credentials grant names the client itself as `sub`.
+  const machine = claims.sub === claims.client_id;
+  const caller = { userId: machine ? null : claims.sub, bapId: !machine && typeof claims.bap_id === "string" ? claims.bap_id : null, scopes };
+  const server = mcpServer(db, caller, { issuer: authUrl, resource: mcpResource(authUrl) });
   // Stateless: one server and transport per request, JSON answers (no SSE stream to keep open).
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);

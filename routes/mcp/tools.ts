@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { backupStatus } from "../../plugins/backup/service.js";
 import { listAuthorizedApps } from "../../plugins/oauth-store/grants.js";
+import { MACHINE_SCOPES } from "../../plugins/machine-clients/index.js";
 import type { Database } from "../../lib/db/tables.js";
 
 /**
@@ -11,14 +12,17 @@ import type { Database } from "../../lib/db/tables.js";
  * that person, so no tool can reach anyone else's rows.
  */
 export interface McpCaller {
-  userId: string;
+  /** The person the token speaks for; null for a machine client's own token (client credentials). */
+  userId: string | null;
   /** The BAP identity the grant speaks for (the token's `bap_id`), if it names one. */
   bapId: string | null;
   /** The scopes the token was granted: a tool is there only when its scope is one of them. */
   scopes: readonly string[];
 }
 
-export const MCP_TOOLS = ["list_bap_identities", "backup_status", "list_authorized_apps"] as const;
+export const MCP_TOOLS = ["list_bap_identities", "backup_status", "list_authorized_apps", "service_info"] as const;
+/** The tools about a person: never listed for a machine caller, whatever its scopes. */
+const PERSONAL_TOOLS = new Set<(typeof MCP_TOOLS)[number]>(["list_bap_identities", "backup_status", "list_authorized_apps"]);
 
 /**
  * The scope each tool needs, the same the account's own data asks for elsewhere: identities and
@@ -30,7 +34,14 @@ export const MCP_TOOL_SCOPES: Record<(typeof MCP_TOOLS)[number], string> = {
   list_bap_identities: "profile",
   backup_status: "backup:read",
   list_authorized_apps: "profile",
+  service_info: MACHINE_SCOPES.service,
 };
+
+/** What `service_info` tells: public facts about this server, the same for every caller. */
+export interface ServiceFacts {
+  issuer: string;
+  resource: string;
+}
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -39,14 +50,15 @@ function result(structured: Record<string, unknown>) {
   return { structuredContent: structured, content: [{ type: "text" as const, text: JSON.stringify(structured) }] };
 }
 
-export function mcpServer(db: Kysely<Database>, caller: McpCaller): McpServer {
+export function mcpServer(db: Kysely<Database>, caller: McpCaller, facts: ServiceFacts): McpServer {
+  const userId = caller.userId ?? "";
   const server = new McpServer({ name: "identity", version: "1.0.0" });
   const registered = {} as Record<(typeof MCP_TOOLS)[number], ReturnType<McpServer["registerTool"]>>;
   registered[MCP_TOOLS[0]] = server.registerTool(
     MCP_TOOLS[0],
     { title: "BAP identities", description: "The BAP identities registered to your account, the primary one first.", annotations: READ_ONLY },
     async () => {
-      const rows = await listIdentities(db, caller.userId);
+      const rows = await listIdentities(db, userId);
       return result({
         identities: rows.map((r) => ({
           bapId: r.bapId,
@@ -63,13 +75,27 @@ export function mcpServer(db: Kysely<Database>, caller: McpCaller): McpServer {
   registered[MCP_TOOLS[1]] = server.registerTool(
     MCP_TOOLS[1],
     { title: "Backup status", description: "Whether the identity this grant speaks for has an encrypted backup stored here, and its linked recovery accounts.", annotations: READ_ONLY },
-    async () => result({ ...(await backupStatus(db, { userId: caller.userId, referenceId: caller.bapId, via: "oauth" })) }),
+    async () => result({ ...(await backupStatus(db, { userId, referenceId: caller.bapId, via: "oauth" })) }),
   );
   registered[MCP_TOOLS[2]] = server.registerTool(
     MCP_TOOLS[2],
     { title: "Authorized apps", description: "The applications you have authorized, most recently updated first.", annotations: READ_ONLY },
-    async () => result({ apps: await listAuthorizedApps(db, caller.userId) }),
+    async () => result({ apps: await listAuthorizedApps(db, userId) }),
   );
-  for (const name of MCP_TOOLS) if (!caller.scopes.includes(MCP_TOOL_SCOPES[name])) registered[name].disable();
+  registered[MCP_TOOLS[3]] = server.registerTool(
+    MCP_TOOLS[3],
+    { title: "Service information", description: "This server's issuer, this MCP resource and the tools each kind of caller may use. Nothing of anyone's account.", annotations: READ_ONLY },
+    async () =>
+      result({
+        issuer: facts.issuer,
+        resource: facts.resource,
+        discovery: `${facts.issuer}/.well-known/oauth-authorization-server`,
+        tools: MCP_TOOLS.map((name) => ({ name, scope: MCP_TOOL_SCOPES[name], machineCallers: !PERSONAL_TOOLS.has(name) })),
+      }),
+  );
+  // A tool is listed when the token has its scope; a machine caller (no person) never gets a personal one.
+  for (const name of MCP_TOOLS) {
+    if (!caller.scopes.includes(MCP_TOOL_SCOPES[name]) || (caller.userId === null && PERSONAL_TOOLS.has(name))) registered[name].disable();
+  }
   return server;
 }

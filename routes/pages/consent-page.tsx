@@ -1,4 +1,5 @@
 import { BACKUP_SCOPES } from "../../plugins/backup/index.js";
+import { MACHINE_SCOPES } from "../../plugins/machine-clients/index.js";
 import { DecisionForm, Layout } from "./layout.js";
 
 /** Each scope in words, for the person deciding. */
@@ -9,6 +10,7 @@ export const SCOPE_WORDS: Record<string, string> = {
   offline_access: "Stay signed in and act for you while you are away",
   [BACKUP_SCOPES.read]: "See whether your encrypted backup exists, when it last changed, and which sign-in accounts can recover it",
   [BACKUP_SCOPES.write]: "Replace your encrypted backup with a new copy, and choose a sign-in account that can recover it",
+  [MACHINE_SCOPES.service]: "Read this service's public description (nothing of your account)",
 };
 
 /** The scopes asked for, in words (`ul.scopes`): the consent and device pages, the account's apps. */

@@ -20,9 +20,9 @@ describe("discovery", () => {
       expect(m.introspection_endpoint).toBe(`${server.url}/api/auth/oauth2/introspect`);
       expect(m.revocation_endpoint).toBe(`${server.url}/api/auth/oauth2/revoke`);
       expect(m.code_challenge_methods_supported).toEqual(["S256"]);
-      expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access", "backup:read", "backup:write"]);
+      expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access", "backup:read", "backup:write", "service:read"]);
       expect(m.response_types_supported).toEqual(["code"]);
-      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
+      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]);
       expect(m.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
       expect(m.authorization_response_iss_parameter_supported).toBe(true);
     });

@@ -142,11 +142,15 @@ describe("token request errors", () => {
   });
 
   it("refuses an unsupported grant type", async () => {
-    for (const grant of ["password", "client_credentials", "implicit", "urn:example:nope"]) {
+    for (const grant of ["password", "implicit", "urn:example:nope"]) {
       const res = await token(server, { grant_type: grant, client_id: client.client_id, username: "a", password: "b" });
       expect(res.status, grant).toBe(400);
       expect(res.json.error, grant).toBe("unsupported_grant_type");
     }
+    // client_credentials is supported (machine clients), never for a public client (RFC 6749 §4.4).
+    const machine = await token(server, { grant_type: "client_credentials", client_id: client.client_id });
+    expect(machine.status).toBe(400);
+    expect(["unauthorized_client", "invalid_client"]).toContain(machine.json.error);
   });
 
   it("answers malformed token requests with an RFC 6749 error, not a 500", async () => {
