@@ -1,0 +1,69 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../lib/db/tables.js";
+
+/**
+ * Every read and write of the `oauthTokenExchange` table (plugins/token-exchange/schema.ts): a
+ * delegated token is active while its row exists and has not expired; ending the person's grant
+ * to an app deletes the rows of every token exchanged from it, at any depth (each row names the
+ * grant's app).
+ */
+
+export interface ExchangeRecord {
+  /** The token's `jti`. */
+  id: string;
+  userId: string;
+  agentClientId: string;
+  grantClientId: string;
+  expiresAt: Date;
+}
+
+export async function recordExchange(db: Kysely<Database>, record: ExchangeRecord): Promise<void> {
+  await db.insertInto("oauthTokenExchange").values({ ...record, createdAt: new Date() }).execute();
+}
+
+/** The row of a delegated token still in force, by its `jti`; null once revoked or expired. */
+export async function findActiveExchange(db: Kysely<Database>, id: string): Promise<ExchangeRecord | null> {
+  const row = await db
+    .selectFrom("oauthTokenExchange")
+    .select(["id", "userId", "agentClientId", "grantClientId", "expiresAt"])
+    .where("id", "=", id)
+    .where("expiresAt", ">", new Date())
+    .executeTakeFirst();
+  return row ? { ...row, expiresAt: new Date(row.expiresAt) } : null;
+}
+
+/** Ends every delegated token that came from `userId`'s grant to `grantClientId`. */
+export async function revokeExchangesOfGrant(db: Kysely<Database>, userId: string, grantClientId: string): Promise<void> {
+  await db.deleteFrom("oauthTokenExchange").where("userId", "=", userId).where("grantClientId", "=", grantClientId).execute();
+}
+
+/** Ends every delegated token issued for `userId` (a credential change, plugins/oauth-store/grants.ts). */
+export async function revokeUserExchanges(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom("oauthTokenExchange").where("userId", "=", userId).execute();
+}
+
+/** Ends the delegated tokens `agentClientId` holds from `userId`'s grant to `grantClientId` (the account page). */
+export async function revokeAgentExchanges(db: Kysely<Database>, userId: string, grantClientId: string, agentClientId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("oauthTokenExchange")
+    .where("userId", "=", userId)
+    .where("grantClientId", "=", grantClientId)
+    .where("agentClientId", "=", agentClientId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The agents acting for `userId` through delegated tokens still in force, per app: grantClientId -> agent client ids. */
+export async function listActingAgents(db: Kysely<Database>, userId: string): Promise<Map<string, string[]>> {
+  const rows = await db
+    .selectFrom("oauthTokenExchange")
+    .select(["grantClientId", "agentClientId"])
+    .distinct()
+    .where("userId", "=", userId)
+    .where("expiresAt", ">", new Date())
+    .orderBy("agentClientId")
+    .execute();
+  const byApp = new Map<string, string[]>();
+  for (const row of rows) byApp.set(row.grantClientId, [...(byApp.get(row.grantClientId) ?? []), row.agentClientId]);
+  return byApp;
+}
