@@ -53,17 +53,26 @@ export async function revokeAgentExchanges(db: Kysely<Database>, userId: string,
   return Number(result.numDeletedRows) > 0;
 }
 
-/** The agents acting for `userId` through delegated tokens still in force, per app: grantClientId -> agent client ids. */
-export async function listActingAgents(db: Kysely<Database>, userId: string): Promise<Map<string, string[]>> {
+/** An agent (a client) acting for a person through delegated tokens. */
+export interface ActingAgent {
+  clientId: string;
+  name: string;
+}
+
+/** The agents acting for `userId` through delegated tokens still in force, per app (grantClientId). */
+export async function listActingAgents(db: Kysely<Database>, userId: string): Promise<Map<string, ActingAgent[]>> {
   const rows = await db
-    .selectFrom("oauthTokenExchange")
-    .select(["grantClientId", "agentClientId"])
+    .selectFrom("oauthTokenExchange as exchange")
+    .leftJoin("oauthClient as client", "client.clientId", "exchange.agentClientId")
+    .select(["exchange.grantClientId", "exchange.agentClientId", "client.name"])
     .distinct()
-    .where("userId", "=", userId)
-    .where("expiresAt", ">", new Date())
-    .orderBy("agentClientId")
+    .where("exchange.userId", "=", userId)
+    .where("exchange.expiresAt", ">", new Date())
+    .orderBy("exchange.agentClientId")
     .execute();
-  const byApp = new Map<string, string[]>();
-  for (const row of rows) byApp.set(row.grantClientId, [...(byApp.get(row.grantClientId) ?? []), row.agentClientId]);
+  const byApp = new Map<string, ActingAgent[]>();
+  for (const row of rows) {
+    byApp.set(row.grantClientId, [...(byApp.get(row.grantClientId) ?? []), { clientId: row.agentClientId, name: row.name ?? row.agentClientId }]);
+  }
   return byApp;
 }

@@ -1,9 +1,9 @@
-import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
-import * as oidc from "openid-client";
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
-import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
-import { postForm, type TestServer } from "../helpers/server.js";
+import { registerClient } from "../helpers/oauth.js";
+import { postForm } from "../helpers/server.js";
+import { ACCESS_TOKEN, basic, callMcp, exchange, exchangeForm, GRANT, introspect, mcp, personsGrant, registerAgent, verified } from "../helpers/token-exchange.js";
 
 /**
  * RFC 8693 token exchange for delegation: an agent (a confidential client registered for the
@@ -11,65 +11,6 @@ import { postForm, type TestServer } from "../helpers/server.js";
  * is openid-client (its generic grant request); refusals are plain form posts.
  */
 const server = useTestServer();
-
-const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
-const insecure = { execute: [oidc.allowInsecureRequests] };
-const mcp = (target: TestServer) => `${target.url}/mcp`;
-const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}` });
-
-interface Agent {
-  id: string;
-  secret: string;
-  config: oidc.Configuration;
-}
-
-/** A confidential client registered for token exchange, and openid-client configured as it. */
-async function registerAgent(target: TestServer, name = "Agent"): Promise<Agent> {
-  const client = await registerClient(target, {
-    client_name: name,
-    application_type: "web",
-    token_endpoint_auth_method: "client_secret_basic",
-    grant_types: ["authorization_code", GRANT],
-  });
-  const secret = client.client_secret!;
-  const config = await oidc.discovery(new URL(target.url), client.client_id, secret, oidc.ClientSecretBasic(secret), insecure);
-  return { id: client.client_id, secret, config };
-}
-
-/** A person's grant to a public app: its access token (opaque, or a JWT for `resource`) and refresh token. */
-async function personsGrant(target: TestServer, opts: { resource?: string; scope?: string } = {}) {
-  const person = await signUp(target);
-  const app = await registerClient(target, { client_name: "Person's App" });
-  const { verifier, challenge } = pkce();
-  const extra: Record<string, string> = opts.resource ? { code_challenge: challenge, resource: opts.resource } : { code_challenge: challenge };
-  const auth = await authorize(target, { clientId: app.client_id, cookie: person.cookie, scope: opts.scope ?? "openid profile offline_access", extra });
-  const res = await token(target, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: app.client_id, code_verifier: verifier, ...(opts.resource ? { resource: opts.resource } : {}) });
-  expect(res.status, res.text).toBe(200);
-  return { person, app, accessToken: res.json.access_token as string, refreshToken: res.json.refresh_token as string, expiresIn: res.json.expires_in as number };
-}
-
-function exchange(agent: Agent, subjectToken: string, params: Record<string, string> = {}) {
-  return oidc.genericGrantRequest(agent.config, GRANT, { subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...params });
-}
-
-/** The same request as a plain form post, for the refusals (status and RFC 6749 §5.2 body). */
-function exchangeForm(target: TestServer, agent: { id: string; secret: string }, subjectToken: string, params: Record<string, string> = {}) {
-  return postForm(target, "/api/auth/oauth2/token", { grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...params }, basic(agent.id, agent.secret));
-}
-
-async function verified(target: TestServer, accessToken: string, audience: string) {
-  const jwks = createLocalJWKSet((await target.api("/api/auth/jwks")).json);
-  return (await jwtVerify(accessToken, jwks, { issuer: target.url, audience, typ: "at+jwt" })).payload;
-}
-
-function introspect(target: TestServer, agent: Agent, accessToken: string) {
-  return postForm(target, "/api/auth/oauth2/introspect", { token: accessToken }, basic(agent.id, agent.secret));
-}
-
-function callMcp(target: TestServer, accessToken: string) {
-  return target.api("/mcp", { body: { jsonrpc: "2.0", id: 1, method: "tools/list" }, headers: { accept: "application/json, text/event-stream", authorization: `Bearer ${accessToken}` } });
-}
 
 describe("token exchange (RFC 8693)", () => {
   it("discovery lists the grant type", async () => {
