@@ -13,9 +13,12 @@ import { ACCESS_TOKEN, basic, callMcp, exchange, exchangeForm, GRANT, introspect
 const server = useTestServer();
 
 describe("token exchange (RFC 8693)", () => {
-  it("discovery lists the grant type", async () => {
+  it("discovery lists the grant type, and /llms.txt tells an agent how to use it", async () => {
     const res = await server.api("/.well-known/oauth-authorization-server");
     expect(res.json.grant_types_supported).toContain(GRANT);
+    expect((await server.api("/.well-known/openid-configuration")).json.grant_types_supported).toContain(GRANT);
+    const llms = await server.api("/llms.txt");
+    expect(llms.text).toContain(`grant_type=${GRANT}`);
   });
 
   it("an opaque token of the person becomes a JWT for /mcp naming the agent in act, no longer-lived than the subject token", async () => {
