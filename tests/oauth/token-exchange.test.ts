@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
@@ -63,6 +64,22 @@ describe("token exchange (RFC 8693)", () => {
     const jwtGrant = await personsGrant(server, { resource: mcp(server) });
     const other = await exchangeForm(server, agent, jwtGrant.accessToken, { resource: "https://api.example/" });
     expect(other.json.error).toBe("invalid_target");
+  });
+
+  it("the resource policy still decides for the agent: an allow-list keeps it from the subject token's resource", async () => {
+    const api = "https://api.example/";
+    const grant = await personsGrant(server, { resource: api });
+    const open = await registerAgent(server, "Open agent");
+    expect(decodeJwt((await exchange(open, grant.accessToken)).access_token).aud).toBe(api);
+    const listed = await registerAgent(server, "Listed agent");
+    const now = new Date();
+    // Its own resource: on PostgreSQL the database outlives this file.
+    const own = `https://api-${randomUUID().slice(0, 8)}.example/v1`;
+    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: own, name: "API", disabled: false, policyVersion: 1, createdAt: now, updatedAt: now }).execute();
+    await server.db.insertInto("oauthClientResource").values({ id: randomUUID(), clientId: listed.id, resourceId: own, createdAt: now }).execute();
+    const refused = await exchangeForm(server, listed, grant.accessToken);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toBe("invalid_target");
   });
 
   it("an unknown, malformed or revoked subject token is invalid_request (RFC 8693 §2.2.2)", async () => {
@@ -177,5 +194,18 @@ describe("token exchange (RFC 8693)", () => {
     expect(res.status).toBe(204);
     expect((await introspect(server, agent, delegated)).json).toEqual({ active: false });
     expect((await callMcp(server, delegated)).status).toBe(401);
+  });
+});
+
+describe("token exchange with short-lived access tokens", () => {
+  const shortLived = useTestServer({ ACCESS_TOKEN_TTL: "1" });
+
+  it("an expired subject token is invalid_request (RFC 8693 §2.2.2)", async () => {
+    const grant = await personsGrant(shortLived, { resource: mcp(shortLived) });
+    const agent = await registerAgent(shortLived);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const res = await exchangeForm(shortLived, agent, grant.accessToken);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("invalid_request");
   });
 });
