@@ -17,8 +17,13 @@ export interface ExchangeRecord {
   expiresAt: Date;
 }
 
+/** Records a delegated token; the person's expired records go at the same time (they count for nothing). */
 export async function recordExchange(db: Kysely<Database>, record: ExchangeRecord): Promise<void> {
-  await db.insertInto("oauthTokenExchange").values({ ...record, createdAt: new Date() }).execute();
+  const now = new Date();
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("oauthTokenExchange").where("userId", "=", record.userId).where("expiresAt", "<=", now).execute();
+    await trx.insertInto("oauthTokenExchange").values({ ...record, createdAt: now }).execute();
+  });
 }
 
 /** The row of a delegated token still in force, by its `jti`; null once revoked or expired. */

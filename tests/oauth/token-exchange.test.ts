@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
-import { registerClient } from "../helpers/oauth.js";
+import { registerClient, token } from "../helpers/oauth.js";
 import { postForm } from "../helpers/server.js";
 import { ACCESS_TOKEN, basic, callMcp, exchange, exchangeForm, GRANT, introspect, mcp, personsGrant, registerAgent, verified } from "../helpers/token-exchange.js";
 
@@ -207,5 +207,21 @@ describe("token exchange with short-lived access tokens", () => {
     const res = await exchangeForm(shortLived, agent, grant.accessToken);
     expect(res.status).toBe(400);
     expect(res.json.error).toBe("invalid_request");
+  });
+
+  it("a delegated token lives no longer than its subject token; its expired record goes with the person's next exchange", async () => {
+    const grant = await personsGrant(shortLived, { resource: mcp(shortLived) });
+    const agent = await registerAgent(shortLived);
+    const first = await exchange(agent, grant.accessToken);
+    expect(first.expires_in).toBeLessThanOrEqual(1);
+    const records = () => shortLived.db.selectFrom("oauthTokenExchange").select("id").where("userId", "=", grant.person.user.id).execute();
+    expect(await records()).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect((await introspect(shortLived, agent, first.access_token)).json).toEqual({ active: false });
+    // A new access token from the app's refresh token, exchanged again: one record, the new one.
+    const refreshed = await token(shortLived, { grant_type: "refresh_token", refresh_token: grant.refreshToken, client_id: grant.app.client_id });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    const second = await exchange(agent, refreshed.json.access_token);
+    expect(await records()).toEqual([{ id: decodeJwt(second.access_token).jti }]);
   });
 });
