@@ -177,6 +177,26 @@ describe("token exchange (RFC 8693)", () => {
     expect((await callMcp(server, kept)).status).toBe(200);
   });
 
+  it("a rotated refresh token used again ends the grant (the family), and the tokens exchanged from it", async () => {
+    const grant = await personsGrant(server);
+    const agent = await registerAgent(server);
+    const delegated = (await exchange(agent, grant.accessToken, { resource: mcp(server) })).access_token;
+    const refresh = () => token(server, { grant_type: "refresh_token", refresh_token: grant.refreshToken, client_id: grant.app.client_id });
+    expect((await refresh()).status).toBe(200);
+    // A refresh in turn leaves the grant, and the delegated token, in force.
+    expect((await introspect(server, agent, delegated)).json.active).toBe(true);
+    const reused = await refresh();
+    expect(reused.status).toBe(400);
+    expect(reused.json.error).toBe("invalid_grant");
+    expect((await introspect(server, agent, delegated)).json).toEqual({ active: false });
+    expect((await callMcp(server, delegated)).status).toBe(401);
+    // An unknown refresh token changes nothing for anyone.
+    const other = await personsGrant(server);
+    const kept = (await exchange(agent, other.accessToken, { resource: mcp(server) })).access_token;
+    expect((await token(server, { grant_type: "refresh_token", refresh_token: "unknown", client_id: other.app.client_id })).status).toBe(400);
+    expect((await introspect(server, agent, kept)).json.active).toBe(true);
+  });
+
   it("another client revoking the person's refresh token changes nothing", async () => {
     const grant = await personsGrant(server);
     const agent = await registerAgent(server);
