@@ -60,8 +60,8 @@ export async function activePayload(provider: OAuthProviderApi, token: string): 
 
 /**
  * An access token we issued that is in force now, or null: unknown, malformed, expired, revoked,
- * from a disabled client, without a person (client credentials), or a delegated token whose
- * record is gone (its grant was revoked). oauth-provider decides the token's own validity
+ * from a disabled client, without a person (client credentials), bound to a key (DPoP), or a
+ * delegated token whose record is gone (its grant was revoked). oauth-provider decides the token's own validity
  * (signature or stored hash, expiry, revocation, session); the exchange record is ours.
  */
 export async function presentedToken(provider: OAuthProviderApi, db: Kysely<Database>, token: string, userInfoUrl: string): Promise<PresentedToken | null> {
@@ -72,6 +72,9 @@ export async function presentedToken(provider: OAuthProviderApi, db: Kysely<Data
   // A client credentials JWT names its client as `sub`: it speaks for no person.
   if (sub === clientId) return null;
   if (act !== undefined && !isActor(act)) return null;
+  // RFC 9449: a token bound to a key (cnf) is only good with a proof of that key; exchanged for
+  // an unbound one it would lose the binding, so whoever took it could launder it here.
+  if (payload.cnf !== undefined) return null;
   let grantClientId = clientId;
   if (act !== undefined) {
     const record = typeof payload.jti === "string" ? await findActiveExchange(db, payload.jti) : null;
