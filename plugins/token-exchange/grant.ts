@@ -62,6 +62,13 @@ function narrowScopes(requested: string | undefined, subject: PresentedToken): s
   return scopes;
 }
 
+/** Claims the server owns (RFC 9068 §2.2, RFC 9449 `cnf`, RFC 8693 `act`): never taken from a resource's configuration. */
+const SERVER_CLAIMS = new Set(["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "azp", "scope", "sid", "auth_time", "acr", "amr", "cnf", "act", "may_act"]);
+
+function resourceClaims(resource: ResourceRow): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(resource.customClaims ?? {}).filter(([name]) => !SERVER_CLAIMS.has(name)));
+}
+
 /**
  * The resource the delegated token is for (its `aud`, RFC 8707): the one named, else the subject
  * token's own. It never widens: a subject token bound to resources gives one of them, one bound
@@ -85,8 +92,8 @@ async function targetResource(ctx: Parameters<OAuthExtensionGrantHandler>[0]["ct
  * registered for this grant) presents a person's access token and receives an RFC 9068 JWT for
  * one resource whose `sub` is still the person and whose `act` names the agent (§4.1), nesting
  * the subject token's own `act`. The new token only narrows: its scopes, resource and expiry
- * stay within the subject token's. Each one is recorded (plugins/oauth-store/exchanges.ts), so revoking the person's
- * grant ends it.
+ * stay within the subject token's. Each one is recorded (plugins/oauth-store/exchanges.ts), so
+ * revoking the person's grant ends it.
  */
 export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensionGrantHandler {
   return async ({ ctx, opts, provider }) => {
@@ -130,7 +137,7 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
       payload: {
         ...(await options.claims({ scopes, referenceId: subject.bapId })),
         // A configured resource's own claims; the claims below are the server's and win.
-        ...(resource.customClaims ?? {}),
+        ...resourceClaims(resource),
         sub: subject.sub,
         aud: resource.identifier,
         client_id: client.clientId,

@@ -82,6 +82,20 @@ describe("token exchange (RFC 8693)", () => {
     expect(refused.json.error).toBe("invalid_target");
   });
 
+  it("a configured resource's claims apply to the delegated token, within its lifetime", async () => {
+    const now = new Date();
+    const api = `https://api-${randomUUID().slice(0, 8)}.example/v1`;
+    const customClaims = JSON.stringify({ tenant: "acme" });
+    await server.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: api, name: "API", disabled: false, policyVersion: 1, accessTokenTtl: 60, customClaims, createdAt: now, updatedAt: now }).execute();
+    const grant = await personsGrant(server, { resource: api });
+    const agent = await registerAgent(server);
+    const res = await exchangeForm(server, agent, grant.accessToken);
+    expect(res.status, res.text).toBe(200);
+    const claims = decodeJwt(res.json.access_token);
+    expect(claims).toMatchObject({ aud: api, tenant: "acme", sub: grant.person.user.id, act: { sub: agent.id } });
+    expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(60);
+  });
+
   it("an unknown, malformed or revoked subject token is invalid_request (RFC 8693 §2.2.2)", async () => {
     const agent = await registerAgent(server);
     for (const subject of ["not-a-token", "eyJhbGciOiJIUzI1NiJ9.e30.c2ln", "a".repeat(40)]) {
