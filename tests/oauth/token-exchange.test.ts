@@ -254,12 +254,14 @@ describe("token exchange (RFC 8693)", () => {
 });
 
 describe("token exchange with short-lived access tokens", () => {
-  const shortLived = useTestServer({ ACCESS_TOKEN_TTL: "1" });
+  // Seconds: long enough for a grant and an exchange on a busy machine, short enough to wait out.
+  const TTL = 3;
+  const shortLived = useTestServer({ ACCESS_TOKEN_TTL: String(TTL) });
 
   it("an expired subject token is invalid_request (RFC 8693 §2.2.2)", async () => {
     const grant = await personsGrant(shortLived, { resource: mcp(shortLived) });
     const agent = await registerAgent(shortLived);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await new Promise((resolve) => setTimeout(resolve, TTL * 1000 + 1100));
     const res = await exchangeForm(shortLived, agent, grant.accessToken);
     expect(res.status).toBe(400);
     expect(res.json.error).toBe("invalid_request");
@@ -269,10 +271,10 @@ describe("token exchange with short-lived access tokens", () => {
     const grant = await personsGrant(shortLived, { resource: mcp(shortLived) });
     const agent = await registerAgent(shortLived);
     const first = await exchange(agent, grant.accessToken);
-    expect(first.expires_in).toBeLessThanOrEqual(1);
+    expect(first.expires_in).toBeLessThanOrEqual(TTL);
     const records = () => shortLived.db.selectFrom("oauthTokenExchange").select("id").where("userId", "=", grant.person.user.id).execute();
     expect(await records()).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await new Promise((resolve) => setTimeout(resolve, TTL * 1000 + 1100));
     expect((await introspect(shortLived, agent, first.access_token)).json).toEqual({ active: false });
     // A new access token from the app's refresh token, exchanged again: one record, the new one.
     const refreshed = await token(shortLived, { grant_type: "refresh_token", refresh_token: grant.refreshToken, client_id: grant.app.client_id });
