@@ -37,6 +37,7 @@ import { registrationManagement } from "./plugins/registration-management/index.
 import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { resourcePolicy } from "./plugins/resource-policy/index.js";
+import { tokenExchange } from "./plugins/token-exchange/index.js";
 import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -96,6 +97,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   // Which resources a client may ask for: any https resource the person consents to, or a
   // client's allow-list; one resource per token request (plugins/resource-policy).
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
+  // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
+  const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
   return {
     appName: "Identity",
@@ -265,10 +268,12 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } },
           // A client_id that is an https URL names its own client ID metadata document (MCP clients).
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
+          exchange.extension,
         ],
       }),
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
+      exchange.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

@@ -72,6 +72,7 @@ export const EnvSchema = v.object({
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
+  TOKEN_EXCHANGE_MAX_DEPTH: v.pipe(v.optional(v.string(), "3"), v.transform(Number), v.integer("must be a whole number of delegation levels"), v.minValue(1), v.maxValue(10)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
   OUTBOUND_EXTRA_CA_FILE: v.optional(v.string()),
@@ -254,6 +255,8 @@ function settingsOf(e: Env) {
     backupMaxBytes: e.BACKUP_MAX_BYTES,
     /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
+    /** RFC 8693 token exchange: how many actors a delegated token may name (`act`, `act.act`, ...). */
+    tokenExchangeMaxDepth: e.TOKEN_EXCHANGE_MAX_DEPTH,
     /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */

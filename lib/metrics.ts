@@ -30,7 +30,7 @@ export interface PoolUse {
   readonly waitingCount: number;
 }
 
-export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"] as const;
+export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:token-exchange"] as const;
 export const SIGN_IN_METHODS = ["password", "key", "social", "passkey"] as const;
 
 export function createMetrics(): Metrics {

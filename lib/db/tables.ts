@@ -32,6 +32,7 @@ export interface Database {
   oauthConsent: OauthConsentTable;
   oauthRefreshToken: OauthRefreshTokenTable;
   oauthResource: OauthResourceTable;
+  oauthTokenExchange: OauthTokenExchangeTable;
   organization: OrganizationTable;
   passkey: PasskeyTable;
   session: SessionTable;
@@ -441,6 +442,15 @@ export interface OauthResourceTable {
   metadata: Nullable<Json<unknown>>;
 }
 
+export interface OauthTokenExchangeTable {
+  id: string;
+  userId: string;
+  agentClientId: string;
+  grantClientId: string;
+  expiresAt: Timestamp;
+  createdAt: Timestamp;
+}
+
 export interface OrganizationTable {
   id: string;
   name: string;
@@ -587,6 +597,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   oauthConsent: { resources: "json", requestedUserInfoClaims: "json", scopes: "json", createdAt: "date", updatedAt: "date" },
   oauthRefreshToken: { resources: "json", requestedUserInfoClaims: "json", expiresAt: "date", createdAt: "date", revoked: "date", rotatedAt: "date", rotationReplayExpiresAt: "date", authTime: "date", scopes: "json" },
   oauthResource: { allowedScopes: "json", dpopBoundAccessTokensRequired: "bool", disabled: "bool", createdAt: "date", updatedAt: "date" },
+  oauthTokenExchange: { expiresAt: "date", createdAt: "date" },
   organization: { createdAt: "date" },
   passkey: { backedUp: "bool", createdAt: "date" },
   session: { expiresAt: "date", createdAt: "date", updatedAt: "date" },

@@ -40,3 +40,13 @@ export function findAccessTokenReference(adapter: Pick<Adapter, "findOne">, toke
 export async function findRefreshTokenResources(adapter: Pick<Adapter, "findOne">, tokenHash: string): Promise<{ resources?: unknown } | null> {
   return adapter.findOne<{ resources?: unknown }>({ model: "oauthRefreshToken", where: [{ field: "token", value: tokenHash }] });
 }
+
+/** An RFC 8707 resource an admin configured (oauth-provider's `oauthResource`), by its identifier; null when none. */
+export function findResourceRow<T extends object>(adapter: Pick<Adapter, "findOne">, identifier: string): Promise<T | null> {
+  return adapter.findOne<T>({ model: "oauthResource", where: [{ field: "identifier", value: identifier }] });
+}
+
+/** Whose grant a refresh token (by its stored hash) belongs to, and whether it is revoked; null when there is no such token. */
+export function findRefreshTokenGrant(adapter: Pick<Adapter, "findOne">, tokenHash: string): Promise<{ userId: string; clientId: string; revoked?: Date | null } | null> {
+  return adapter.findOne<{ userId: string; clientId: string; revoked?: Date | null }>({ model: "oauthRefreshToken", where: [{ field: "token", value: tokenHash }] });
+}

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../lib/db/tables.js";
+import { revokeExchangesOfGrant, revokeUserExchanges } from "./exchanges.js";
 
 /**
  * oauth-provider's grants as our code reads and ends them: consents (`oauthConsent`) and the
@@ -44,6 +45,8 @@ export async function revokeAuthorizedApp(db: Kysely<Database>, userId: string, 
     const consent = await trx.deleteFrom("oauthConsent").where("userId", "=", userId).where("clientId", "=", clientId).executeTakeFirst();
     await trx.deleteFrom("oauthAccessToken").where("userId", "=", userId).where("clientId", "=", clientId).execute();
     await trx.deleteFrom("oauthRefreshToken").where("userId", "=", userId).where("clientId", "=", clientId).execute();
+    // RFC 8693 delegated tokens exchanged from this grant end with it, whichever agent holds them.
+    await revokeExchangesOfGrant(trx, userId, clientId);
     return Number(consent.numDeletedRows) > 0;
   });
 }
@@ -53,12 +56,13 @@ export async function revokeAuthorizedApp(db: Kysely<Database>, userId: string, 
  * grant does not outlive a password reset or an undone e-mail change (OWASP ASVS 5.0 V7.4.3:
  * after a credential change, the other ways in end too). Consents stay: apps may ask again, and
  * the account page still lists them. Signed JWT access tokens are not stored and run to their
- * expiry (ACCESS_TOKEN_TTL).
+ * expiry (ACCESS_TOKEN_TTL), except delegated ones (token exchange), whose records go too.
  */
 export async function revokeUserOAuthTokens(db: Kysely<Database>, userId: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("oauthAccessToken").where("userId", "=", userId).execute();
     await trx.deleteFrom("oauthRefreshToken").where("userId", "=", userId).execute();
+    await revokeUserExchanges(trx, userId);
   });
 }
 

@@ -6,6 +6,7 @@ import type { ResourceTokenVerifier } from "../../lib/resource-token.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
 import { mcpResource, mcpResourceMetadataUrl } from "../../lib/mcp-resource.js";
 import { bearerTokenOf } from "../access-token.js";
+import { findActiveExchange } from "../../plugins/oauth-store/exchanges.js";
 import { mcpServer } from "./tools.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -39,6 +40,10 @@ async function handle(c: Context<RouteEnv<McpDeps>>) {
   if (!token) return unauthorized(authUrl, "An access token for this resource is required.", false);
   const claims = await tokens.verify(token);
   if (!claims) return unauthorized(authUrl, "The access token is not one issued for this resource, or it has expired.", true);
+  // A delegated token (RFC 8693 `act`) holds while its record does: revoking the grant it came from ends it.
+  if (claims.act !== undefined && !(typeof claims.jti === "string" && (await findActiveExchange(db, claims.jti)))) {
+    return unauthorized(authUrl, "The access token has been revoked.", true);
+  }
   const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
   // RFC 9068 §2.2: a token of the client credentials grant names the client itself as `sub`.
   const machine = claims.sub === claims.client_id;

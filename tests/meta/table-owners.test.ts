@@ -3,9 +3,10 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * Every table has one owner. oauth-provider's tables are read and changed only through
- * plugins/oauth-store (clients.ts, grants.ts, introspection.ts over Kysely; adapter.ts inside
- * a better-auth request); better-auth's `session`, `passkey` and `account` tables only through
+ * Every table has one owner. oauth-provider's tables, and our record of tokens exchanged under
+ * its grants (`oauthTokenExchange`), are read and changed only through plugins/oauth-store
+ * (clients.ts, grants.ts, introspection.ts, exchanges.ts over Kysely; adapter.ts inside a
+ * better-auth request); better-auth's `session`, `passkey` and `account` tables only through
  * plugins/core-store (sessions.ts, passkeys.ts, accounts.ts over Kysely; adapter.ts inside a
  * better-auth request), and its `user` table and the organization plugin's `organization`,
  * `member` and `invitation` tables through plugins/core-store too (users.ts, organizations.ts).
@@ -22,7 +23,7 @@ interface Family {
 
 const FAMILIES: Record<string, Family> = {
   "oauth-provider's tables": {
-    tables: "oauth(?:Client|ClientResource|Resource|AccessToken|RefreshToken|Consent|ClientAssertion)",
+    tables: "oauth(?:Client|ClientResource|Resource|AccessToken|RefreshToken|Consent|ClientAssertion|TokenExchange)",
     owner: "plugins/oauth-store/",
     allowed: [],
   },

@@ -4,6 +4,7 @@ import { enrolKey, keySignIn, newIdentity, signRequest } from "../helpers/bap.js
 import { useTestServer } from "../helpers/fixtures.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
 import { uniqueClientIp, type TestServer } from "../helpers/server.js";
+import { exchange, GRANT as TOKEN_EXCHANGE, mcp, personsGrant, registerAgent } from "../helpers/token-exchange.js";
 
 /**
  * GET /metrics (issue 12, Observability): the Prometheus exposition behind METRICS_TOKEN, with
@@ -114,6 +115,15 @@ describe("metrics with METRICS_TOKEN", () => {
     } else {
       expect(after.has("idp_db_pool_connections")).toBe(false);
     }
+  });
+
+  it("count token exchanges (RFC 8693) under their own grant type", async () => {
+    const grant = await personsGrant(server);
+    const agent = await registerAgent(server);
+    const before = await scrape(server);
+    await exchange(agent, grant.accessToken, { resource: mcp(server) });
+    const after = await scrape(server);
+    expect(after.value("idp_tokens_issued_total", { grant_type: TOKEN_EXCHANGE }) - before.value("idp_tokens_issued_total", { grant_type: TOKEN_EXCHANGE })).toBe(1);
   });
 
   it("count key sign-ins and Bitcoin-Auth replay refusals", async () => {

@@ -1,8 +1,7 @@
 import type { SignInProvider } from "../../../lib/social-providers.js";
-import type { AuthorizedApp } from "../../../plugins/oauth-store/grants.js";
 import { ErrorNote, Layout } from "../layout.js";
 import { AgentAccessSection, type AgentAccessView } from "./agents.js";
-import { AppsSection } from "./apps.js";
+import { AppsSection, type AppView } from "./apps.js";
 import { IdentitiesSection } from "./identities.js";
 import { LinkedAccountsSection } from "./linked-accounts.js";
 import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
@@ -27,7 +26,7 @@ export interface AccountView {
   twoFactorEnabled: boolean;
   keySignInAsksSecondFactor: boolean;
   identities: BapIdentityRow[];
-  apps: AuthorizedApp[];
+  apps: AppView[];
   organizations: Omit<OrganizationsView, "userId">;
   agents: AgentAccessView;
   subscription: SubscriptionView;

@@ -1,6 +1,7 @@
 import { BASE_PATH } from "../../../lib/mount-paths.js";
 import type { SessionWithUser } from "../../session.js";
 import { listAuthorizedApps } from "../../../plugins/oauth-store/grants.js";
+import { listActingAgents } from "../../../plugins/oauth-store/exchanges.js";
 import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";
@@ -74,13 +75,14 @@ function orNull(deps: PageDeps, name: string, script: Promise<BrowserAsset>): Pr
 export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
   const { db } = deps;
   const user = session.user;
-  const [sessions, accounts, passkeys, twoFactor, identities, apps, memberships, received, agents, script, walletScript, wallets, subscription, nfts] = await Promise.all([
+  const [sessions, accounts, passkeys, twoFactor, identities, authorized, actingAgents, memberships, received, agents, script, walletScript, wallets, subscription, nfts] = await Promise.all([
     listActiveSessions(db, user.id),
     listLinkedAccounts(db, user.id),
     listPasskeys(db, user.id),
     findTwoFactorEnabled(db, user.id),
     listBapIdentities(db, user.id),
     listAuthorizedApps(db, user.id),
+    listActingAgents(db, user.id),
     listMemberships(db, user.id),
     // Invitations by address only for a verified address (see listInvitationsFor); otherwise the e-mailed link is the way in.
     user.emailVerified ? listInvitationsFor(db, user.email) : Promise.resolve([]),
@@ -107,7 +109,7 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     // plugins/key-sign-in/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
     keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === KEY_SIGN_IN_TWO_FACTOR_ID),
     identities,
-    apps,
+    apps: authorized.map((app) => ({ ...app, agents: actingAgents.get(app.clientId) ?? [] })),
     organizations: { memberships, members, invitations, received },
     agents,
     subscription,

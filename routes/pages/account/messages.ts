@@ -23,6 +23,7 @@ export const NOTICES = {
   "identity-confirmed": "The identity was confirmed. It can sign in again.",
   "identity-removed": "The identity was removed from your account.",
   "app-revoked": "The application's access was revoked.",
+  "delegation-revoked": "The agent no longer acts for you through that app.",
   "organization-created": "The organization was created.",
   "invitation-sent": "The invitation was sent.",
   "invitation-canceled": "The invitation was canceled.",

@@ -184,7 +184,7 @@ describe("pages and odd paths", () => {
       cases.push([`POST ${path.slice(0, 80)} (no endpoint)`, path, { headers: { ...JSON_TYPE, cookie: person.cookie }, body: "{" }, "better-auth"]);
       cases.push([`PUT ${path.slice(0, 80)} (no endpoint)`, path, { method: "PUT", headers: { ...FORM, cookie: person.cookie }, body: "a=%zz" }, "better-auth"]);
     }
-    for (const path of ["/sign-in", "/sign-up", "/consent", "/forgot-password", "/reset-password", "/sign-in/two-factor", "/agents/approve", "/account/profile", "/account/sessions/revoke", "/account/apps/revoke", "/account/identities/primary", "/account/organizations/create"]) {
+    for (const path of ["/sign-in", "/sign-up", "/consent", "/forgot-password", "/reset-password", "/sign-in/two-factor", "/agents/approve", "/account/profile", "/account/sessions/revoke", "/account/apps/revoke", "/account/apps/agents/revoke", "/account/identities/primary", "/account/organizations/create"]) {
       cases.push([`POST ${path} garbage form`, path, { headers: { ...FORM, cookie: person.cookie }, body: "a[]=1&email=%zz&password=%00&oauth_query=%E0%A4%A&" + "x=".repeat(1000) }, "any"]);
       cases.push([`POST ${path} JSON array`, path, { headers: { ...JSON_TYPE, cookie: person.cookie }, body: "[" }, "any"]);
       cases.push([`POST ${path} invalid UTF-8`, path, { headers: { ...FORM, cookie: person.cookie }, body: Buffer.from([0x61, 0x3d, 0xff, 0xfe]) }, "any"]);
