@@ -17,6 +17,7 @@ import { createLogger, type Logger } from "./lib/logger.js";
 import { limitAuthHandler } from "./lib/auth-limits.js";
 import { AUTH_PATHS } from "./lib/auth-endpoints.js";
 import { atTheEdge } from "./lib/auth-request.js";
+import { atPublicOrigin } from "./lib/public-origin.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail } from "./plugins/account-email/index.js";
@@ -46,6 +47,7 @@ import { callbackUrls } from "./plugins/callback-urls/index.js";
 import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
+import { dpop, dpopOptions } from "./plugins/dpop/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
@@ -228,6 +230,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         idTokenExpiresIn: config.ttl.idToken,
         storeClientSecret: "hashed",
         storeTokens: "hashed",
+        // RFC 9449: a token request with a DPoP proof gets tokens bound to its key (plugins/dpop).
+        dpop: dpopOptions(shared.dpopReplay),
         // Back-channel logout tokens go out through the guarded fetcher: a logout URI whose name
         // resolves to an inside address is refused at delivery, not only its literal at registration.
         backchannelLogoutFetch: safeFetch,
@@ -255,6 +259,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
         ],
       }),
+      // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check.
+      dpop(),
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
@@ -341,7 +347,8 @@ export function createAuth(deps: AuthDeps) {
   const refresh = prefix ? withFastRefresh(introspection, fastRefreshOptions({ database: deps.database, context: auth.$context, metrics: deps.shared.metrics, logger: deps.logger })) : introspection;
   const limited = limitAuthHandler(refresh, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });
   // better-auth sees itself mounted under AUTH_URL's path, if it has one (app.ts).
-  const handler = atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret);
+  // A DPoP proof names the public URL (RFC 9449 §4.3): requests carrying one are seen at AUTH_URL's origin (lib/public-origin.ts).
+  const handler = atPublicOrigin(atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret), deps.config.authUrl);
   return { ...auth, handler, fetch: handler };
 }
 
