@@ -131,6 +131,21 @@ describe("binding at the token endpoint", () => {
     expect(bound.json.token_type).toBe("DPoP");
   });
 
+  it("the device code grant (RFC 8628) gives tokens bound to the proof key", async () => {
+    const grant = "urn:ietf:params:oauth:grant-type:device_code";
+    const key = await proofKey("ES256K");
+    const client = await registerClient(server, { redirect_uris: undefined, application_type: undefined, grant_types: [grant], response_types: [], token_endpoint_auth_method: "none" });
+    const code = await postForm(server, "/api/auth/device/code", { client_id: client.client_id, scope: "openid profile" });
+    expect(code.status, code.text).toBe(200);
+    const person = await signUp(server);
+    expect((await server.api(`/api/auth/device?user_code=${code.json.user_code}`, { cookie: person.cookie })).status).toBe(200);
+    const approved = await server.api("/api/auth/device/approve", { cookie: person.cookie, body: { userCode: code.json.user_code } });
+    expect(approved.status, approved.text).toBe(200);
+    const res = await token(server, { grant_type: grant, device_code: code.json.device_code, client_id: client.client_id }, { dpop: await proof(key, "POST", tokenUrl()) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.token_type).toBe("DPoP");
+  });
+
   it("introspection reports the binding of opaque and JWT access tokens", async () => {
     const key = await proofKey("ES256K");
     const client = await registerClient(server, { application_type: "web", token_endpoint_auth_method: "client_secret_basic" });
