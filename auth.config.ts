@@ -259,8 +259,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
         ],
       }),
-      // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check.
-      dpop(),
+      // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
+      dpop({ nonces: shared.dpopNonces }),
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { dpopNonces, type DpopNonces } from "./lib/dpop-nonce.js";
 import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache, type BitcoinAuthPolicy, type ReplayCache } from "./lib/bitcoin-auth.js";
 import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
@@ -28,6 +29,8 @@ export interface Collaborators {
   bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy; wallet: BitcoinAuthPolicy };
   /** Used DPoP proofs (RFC 9449 §11.1): the token endpoint's and every resource route's, one record per proof. */
   dpopReplay: ReplayCache;
+  /** DPoP server nonces (RFC 9449 §8, lib/dpop-nonce.ts); null with DPOP_NONCE_LIFETIME=0. */
+  dpopNonces: DpopNonces | null;
   /** The NFT indexer client (plugins/wallet/ordinals.ts) and so one NFT cache: wallet routes and the agent capability. */
   ordinals: OrdinalsIndexer;
   /**
@@ -72,6 +75,7 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
       wallet: policy("wallet", "idp:wallet-auth:"),
     },
     dpopReplay: redis ? redisReplayCache(redis, "idp:dpop-proof:") : memoryReplayCache(),
+    dpopNonces: config.dpopNonceLifetime > 0 ? dpopNonces(config.secret, config.dpopNonceLifetime) : null,
     ordinals: ordinalsIndexer(config, safeFetch),
     limits: createLimiters(config.limits, redis),
     mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),

@@ -71,6 +71,7 @@ export const EnvSchema = v.object({
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
+  DPOP_NONCE_LIFETIME: v.pipe(v.optional(v.string(), "300"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(3600)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
   OUTBOUND_EXTRA_CA_FILE: v.optional(v.string()),
@@ -251,6 +252,8 @@ function settingsOf(e: Env) {
     backupMaxBytes: e.BACKUP_MAX_BYTES,
     /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
+    /** RFC 9449 §8: how long a DPoP server nonce is good for at least (s); 0: no server nonces. */
+    dpopNonceLifetime: e.DPOP_NONCE_LIFETIME,
     /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */
     agents: Object.freeze({ dynamicHosts: e.AGENT_DYNAMIC_HOSTS }),
     /** Server-side fetches of URLs others chose (lib/safe-fetch.ts) may reach loopback and private addresses. Development only. */

@@ -2,7 +2,9 @@ import type { oauthProvider } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { registerJwsVerifier, type DpopReplayStore } from "better-auth/oauth2";
 import type { ReplayCache } from "../../lib/bitcoin-auth.js";
+import type { DpopNonces } from "../../lib/dpop-nonce.js";
 import { ES256K, verifyEs256kJws } from "../../lib/es256k.js";
+import { tokenEndpointNonces } from "./nonce.js";
 
 /**
  * RFC 9449 DPoP proof algorithms we accept, and advertise as `dpop_signing_alg_values_supported`
@@ -29,13 +31,16 @@ export function dpopOptions(replay: ReplayCache): DpopOptions {
 
 /**
  * DPoP on top of oauth-provider's own support (proof checks, `cnf.jkt` binding): registers the
- * ES256K verifier (lib/es256k.ts) with the proof check.
+ * ES256K verifier (lib/es256k.ts) with the proof check, and asks for server nonces at the token
+ * endpoint when `nonces` is given (./nonce.ts).
  */
-export function dpop() {
+export function dpop(options: { nonces: DpopNonces | null }) {
+  const [before, after] = options.nonces ? tokenEndpointNonces(options.nonces) : [];
   return {
     id: "dpop",
     init() {
       registerJwsVerifier(ES256K, verifyEs256kJws);
     },
+    hooks: { before: before ? [before] : [], after: after ? [after] : [] },
   } satisfies BetterAuthPlugin;
 }

@@ -58,3 +58,17 @@ export function proof(key: ProofKey, htm: string, htu: string, claims: Record<st
 export function claimsOf(jwt: string): Record<string, any> {
   return JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8"));
 }
+
+/** The server's current DPoP nonce, as a client learns it (RFC 9449 §8): from a token request's DPoP-Nonce header. */
+export async function serverNonce(server: { url: string }): Promise<string> {
+  const url = `${server.url}/api/auth/oauth2/token`;
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", dpop: await proof(await proofKey("ES256"), "POST", url) },
+    body: "grant_type=refresh_token&refresh_token=none&client_id=none",
+  });
+  await res.body?.cancel();
+  const nonce = res.headers.get("dpop-nonce");
+  if (!nonce) throw new Error(`no DPoP-Nonce from ${url}: ${res.status}`);
+  return nonce;
+}

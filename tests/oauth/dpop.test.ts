@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimsOf, proof, proofKey, thumbprint, type ProofKey } from "../helpers/dpop.js";
+import { claimsOf, proof, proofKey, serverNonce, thumbprint, type ProofKey } from "../helpers/dpop.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
 import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -12,8 +12,11 @@ import { postForm, startTestServer, type TestServer } from "../helpers/server.js
  */
 
 let server: TestServer;
+/** The server nonce (RFC 9449 §8) proofs carry here; the nonce tests below get theirs the way a client does. */
+let nonce: string;
 beforeAll(async () => {
   server = await startTestServer();
+  nonce = await serverNonce(server);
 });
 afterAll(async () => {
   await server?.close();
@@ -39,7 +42,7 @@ async function boundTokens(key: ProofKey, opts: { resource?: string } = {}) {
   const client = await registerClient(server);
   const auth = await code(client.client_id, opts);
   const form = { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: auth.verifier, ...(opts.resource ? { resource: opts.resource } : {}) };
-  const dpop = await proof(key, "POST", tokenUrl());
+  const dpop = await proof(key, "POST", tokenUrl(), { nonce });
   const res = await token(server, form, { dpop });
   expect(res.status, res.text).toBe(200);
   return { client, dpop, tokens: res.json as { access_token: string; refresh_token: string; token_type: string; id_token: string } };
@@ -86,7 +89,7 @@ describe("binding at the token endpoint", () => {
     const { client, tokens } = await boundTokens(key, { resource: mcp() });
     expect(tokens.token_type).toBe("DPoP");
     expect(claimsOf(tokens.access_token).cnf).toEqual({ jkt: await thumbprint(key) });
-    const res = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl()) });
+    const res = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(res.status, res.text).toBe(200);
     expect(res.json.token_type).toBe("DPoP");
   });
@@ -96,7 +99,7 @@ describe("binding at the token endpoint", () => {
     const other = await proofKey("ES256K");
     const client = await registerClient(server);
     const auth = await code(client.client_id);
-    const forged = await other.sign({ typ: "dpop+jwt", jwk: key.jwk }, { htm: "POST", htu: tokenUrl(), iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() });
+    const forged = await other.sign({ typ: "dpop+jwt", jwk: key.jwk }, { htm: "POST", htu: tokenUrl(), iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), nonce });
     const res = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: auth.verifier }, { dpop: forged });
     expect(res.status).toBe(400);
     expect(res.json.error).toBe("invalid_dpop_proof");
@@ -105,13 +108,13 @@ describe("binding at the token endpoint", () => {
   it("a public client's refresh token is bound: refused without a proof or with another key", async () => {
     const key = await proofKey("ES256");
     const { client, tokens } = await boundTokens(key);
-    const attempts: Record<string, string>[] = [{}, { dpop: await proof(await proofKey("ES256"), "POST", tokenUrl()) }, { dpop: await proof(await proofKey("ES256K"), "POST", tokenUrl()) }];
+    const attempts: Record<string, string>[] = [{}, { dpop: await proof(await proofKey("ES256"), "POST", tokenUrl(), { nonce }) }, { dpop: await proof(await proofKey("ES256K"), "POST", tokenUrl(), { nonce }) }];
     for (const headers of attempts) {
       const res = await refresh(client.client_id, tokens.refresh_token, headers);
       expect(res.status, res.text).toBe(400);
       expect(res.json.error).toBe("invalid_dpop_proof");
     }
-    const res = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl()) });
+    const res = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(res.status, res.text).toBe(200);
   });
 
@@ -120,13 +123,13 @@ describe("binding at the token endpoint", () => {
     const client = await registerClient(server, { application_type: "web", token_endpoint_auth_method: "client_secret_basic" });
     const authorization = basic(client.client_id, client.client_secret!);
     const auth = await code(client.client_id);
-    const first = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, code_verifier: auth.verifier }, { authorization, dpop: await proof(key, "POST", tokenUrl()) });
+    const first = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, code_verifier: auth.verifier }, { authorization, dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(first.status, first.text).toBe(200);
     // Exactly the lane's common case (Basic credentials, refresh_token only) but for the binding.
     const res = await token(server, { grant_type: "refresh_token", refresh_token: first.json.refresh_token }, { authorization });
     expect(res.status, res.text).toBe(400);
     expect(res.json.error).toBe("invalid_dpop_proof");
-    const bound = await token(server, { grant_type: "refresh_token", refresh_token: first.json.refresh_token }, { authorization, dpop: await proof(key, "POST", tokenUrl()) });
+    const bound = await token(server, { grant_type: "refresh_token", refresh_token: first.json.refresh_token }, { authorization, dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(bound.status, bound.text).toBe(200);
     expect(bound.json.token_type).toBe("DPoP");
   });
@@ -141,7 +144,7 @@ describe("binding at the token endpoint", () => {
     expect((await server.api(`/api/auth/device?user_code=${code.json.user_code}`, { cookie: person.cookie })).status).toBe(200);
     const approved = await server.api("/api/auth/device/approve", { cookie: person.cookie, body: { userCode: code.json.user_code } });
     expect(approved.status, approved.text).toBe(200);
-    const res = await token(server, { grant_type: grant, device_code: code.json.device_code, client_id: client.client_id }, { dpop: await proof(key, "POST", tokenUrl()) });
+    const res = await token(server, { grant_type: grant, device_code: code.json.device_code, client_id: client.client_id }, { dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(res.status, res.text).toBe(200);
     expect(res.json.token_type).toBe("DPoP");
   });
@@ -152,7 +155,7 @@ describe("binding at the token endpoint", () => {
     const authorization = basic(client.client_id, client.client_secret!);
     for (const resource of [undefined, mcp()]) {
       const auth = await code(client.client_id, { resource });
-      const res = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, code_verifier: auth.verifier, ...(resource ? { resource } : {}) }, { authorization, dpop: await proof(key, "POST", tokenUrl()) });
+      const res = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, code_verifier: auth.verifier, ...(resource ? { resource } : {}) }, { authorization, dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
       expect(res.status, res.text).toBe(200);
       const intro = await postForm(server, "/api/auth/oauth2/introspect", { token: res.json.access_token }, { authorization });
       expect(intro.status, intro.text).toBe(200);
@@ -165,17 +168,17 @@ describe("binding at the token endpoint", () => {
 async function rsaProof(htu: string) {
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwk = await exportJWK(publicKey);
-  return new SignJWT({ htm: "POST", htu, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() }).setProtectedHeader({ alg: "RS256", typ: "dpop+jwt", jwk }).sign(privateKey);
+  return new SignJWT({ htm: "POST", htu, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), nonce }).setProtectedHeader({ alg: "RS256", typ: "dpop+jwt", jwk }).sign(privateKey);
 }
 
 describe("proof checks", () => {
   const now = () => Math.floor(Date.now() / 1000);
   it.each([
-    ["another method (htm)", (key: ProofKey) => proof(key, "GET", tokenUrl())],
-    ["another URL (htu)", (key: ProofKey) => proof(key, "POST", `${server.url}/api/auth/oauth2/introspect`)],
-    ["an old iat", (key: ProofKey) => proof(key, "POST", tokenUrl(), { iat: now() - 600 })],
-    ["an iat in the future", (key: ProofKey) => proof(key, "POST", tokenUrl(), { iat: now() + 600 })],
-    ["no jti", (key: ProofKey) => proof(key, "POST", tokenUrl(), { jti: undefined })],
+    ["another method (htm)", (key: ProofKey) => proof(key, "GET", tokenUrl(), { nonce })],
+    ["another URL (htu)", (key: ProofKey) => proof(key, "POST", `${server.url}/api/auth/oauth2/introspect`, { nonce })],
+    ["an old iat", (key: ProofKey) => proof(key, "POST", tokenUrl(), { nonce, iat: now() - 600 })],
+    ["an iat in the future", (key: ProofKey) => proof(key, "POST", tokenUrl(), { nonce, iat: now() + 600 })],
+    ["no jti", (key: ProofKey) => proof(key, "POST", tokenUrl(), { nonce, jti: undefined })],
     ["RS256, which oauth-provider takes by default but we do not list", () => rsaProof(tokenUrl())],
   ])("a proof with %s is refused", async (_, make: (key: ProofKey) => Promise<string>) => {
     const key = await proofKey("ES256");
@@ -192,7 +195,7 @@ describe("proof checks", () => {
     const replayed = await refresh(client.client_id, tokens.refresh_token, { dpop });
     expect(replayed.status, replayed.text).toBe(400);
     expect(replayed.json).toMatchObject({ error: "invalid_dpop_proof", error_description: expect.stringMatching(/jti/) });
-    const fresh = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl()) });
+    const fresh = await refresh(client.client_id, tokens.refresh_token, { dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
     expect(fresh.status, fresh.text).toBe(200);
   });
 
@@ -209,7 +212,7 @@ describe("proof checks", () => {
       const replayed = await postForm(viaOther, "/api/auth/oauth2/token", form, { dpop });
       expect(replayed.status, replayed.text).toBe(400);
       expect(replayed.json.error_description).toMatch(/jti/);
-      const fresh = await postForm(viaOther, "/api/auth/oauth2/token", form, { dpop: await proof(key, "POST", tokenUrl()) });
+      const fresh = await postForm(viaOther, "/api/auth/oauth2/token", form, { dpop: await proof(key, "POST", tokenUrl(), { nonce }) });
       expect(fresh.status, fresh.text).toBe(200);
     } finally {
       await other.close();
@@ -217,3 +220,55 @@ describe("proof checks", () => {
   });
 });
 
+
+describe("server nonces (RFC 9449 §8)", () => {
+  it("a proof without a nonce is answered use_dpop_nonce with the nonce to use, which then works", async () => {
+    const key = await proofKey("ES256K");
+    const client = await registerClient(server);
+    const auth = await code(client.client_id);
+    const form = { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: auth.verifier };
+    const asked = await token(server, form, { dpop: await proof(key, "POST", tokenUrl()) });
+    expect(asked.status, asked.text).toBe(400);
+    expect(asked.json.error).toBe("use_dpop_nonce");
+    expect(asked.headers.get("cache-control")).toContain("no-store");
+    const given = asked.headers.get("dpop-nonce");
+    expect(given).toBeTruthy();
+    const res = await token(server, form, { dpop: await proof(key, "POST", tokenUrl(), { nonce: given }) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get("dpop-nonce")).toBeTruthy();
+  });
+
+  it("a nonce this server did not make is refused", async () => {
+    const key = await proofKey("ES256");
+    const client = await registerClient(server);
+    const auth = await code(client.client_id);
+    const forged = `${nonce.split(".")[0]}.${"A".repeat(32)}`;
+    const res = await token(server, { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: auth.verifier }, { dpop: await proof(key, "POST", tokenUrl(), { nonce: forged }) });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json.error).toBe("use_dpop_nonce");
+  });
+
+  it("a stale nonce is refused, and a fresh one is given", async () => {
+    const short = await startTestServer({ DPOP_NONCE_LIFETIME: "1" });
+    try {
+      const key = await proofKey("EdDSA");
+      const stale = await serverNonce(short);
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      const client = await registerClient(short);
+      const person = await signUp(short);
+      const { verifier, challenge } = pkce();
+      const auth = await authorize(short, { clientId: client.client_id, cookie: person.cookie, challenge, scope: SCOPE });
+      const form = { grant_type: "authorization_code", code: auth.code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier };
+      const url = `${short.url}/api/auth/oauth2/token`;
+      const res = await token(short, form, { dpop: await proof(key, "POST", url, { nonce: stale }) });
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error).toBe("use_dpop_nonce");
+      const fresh = res.headers.get("dpop-nonce");
+      expect(fresh).not.toBe(stale);
+      const ok = await token(short, form, { dpop: await proof(key, "POST", url, { nonce: fresh }) });
+      expect(ok.status, ok.text).toBe(200);
+    } finally {
+      await short.close();
+    }
+  });
+});
