@@ -1,23 +1,8 @@
 import { APIError, createAuthMiddleware } from "better-auth/api";
-import { decodeJwt } from "jose";
 import type { DpopNonces } from "../../lib/dpop-nonce.js";
+import { DPOP_NONCE_HEADER, proofNonce } from "../../lib/dpop.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { hookOn, type Hook } from "../hooks.js";
-
-export const DPOP_NONCE_HEADER = "DPoP-Nonce";
-
-/**
- * The `nonce` a proof claims, read before its signature is checked: it can only refuse (ask for
- * a fresh nonce), never accept; oauth-provider verifies the same proof, nonce included, next.
- * Undefined for a proof that does not decode (oauth-provider refuses it as invalid_dpop_proof).
- */
-export function proofNonce(proof: string): { nonce: unknown } | undefined {
-  try {
-    return { nonce: decodeJwt(proof).nonce };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * RFC 9449 §8 at the token endpoint: a proof without a fresh server nonce is answered

@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import * as oidc from "openid-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../helpers/fixtures.js";
 import { claimsOf, proof, proofKey, serverNonce, thumbprint, type ProofKey } from "../helpers/dpop.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
 import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
@@ -11,15 +12,11 @@ import { postForm, startTestServer, type TestServer } from "../helpers/server.js
  * to the proof key; `htm`, `htu`, `iat` and single use of `jti` are checked, across instances too.
  */
 
-let server: TestServer;
-/** The server nonce (RFC 9449 §8) proofs carry here; the nonce tests below get theirs the way a client does. */
+const server = useTestServer();
+/** The server nonce (RFC 9449 §8) proofs carry here, learnt as a client learns it. */
 let nonce: string;
 beforeAll(async () => {
-  server = await startTestServer();
   nonce = await serverNonce(server);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const SCOPE = "openid profile offline_access";
