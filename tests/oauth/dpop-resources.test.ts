@@ -47,6 +47,11 @@ function expectDpopChallenge(res: { status: number; headers: Headers }, error: s
 describe("/mcp", () => {
   const mcp = (headers: Record<string, string>) => server.api("/mcp", { body: TOOLS_LIST, headers: { accept: ACCEPT, ...headers } });
 
+  it("its resource metadata (RFC 9728) lists the DPoP algorithms it takes", async () => {
+    const res = await server.api("/.well-known/oauth-protected-resource/mcp");
+    expect([...res.json.dpop_signing_alg_values_supported].sort()).toEqual(["ES256", "ES256K", "EdDSA"]);
+  });
+
   it("takes a bound token with the DPoP scheme and a proof by its key (ES256K)", async () => {
     const key = await proofKey("ES256K");
     const at = await boundToken(key, `${server.url}/mcp`);
