@@ -13,6 +13,7 @@ import { signInProviders } from "./lib/social-providers.js";
 import { DEPRECATED_ROUTES, deprecationNotices, type DeprecatedRoute } from "./lib/deprecations.js";
 import { endpointRoute, markUnmatched, requestMetrics } from "./lib/request-metrics.js";
 import { resourceTokenVerifier } from "./lib/resource-token.js";
+import { dpopResourceGuard } from "./lib/dpop.js";
 import { isNetworkPathReference } from "./lib/redirect-target.js";
 import { hasNulInForm, NUL_REFUSED } from "./lib/validate.js";
 import { issuerPath } from "./lib/path-prefix.js";
@@ -128,6 +129,8 @@ export function createApp({ auth, db, logger, authUrl, config, shared, subscript
  * so this order does not matter). Guards a single route needs stay on that route.
  */
 function routeFamilies({ auth, db, logger, authUrl, config, shared, subscriptions, readiness, deprecations, certificates, jwks }: Required<Omit<AppDeps, "order">>): RouteFamily[] {
+  // RFC 9449 §7.1 at our resources that take OAuth tokens (/api/backup, /mcp): one proof check, the token endpoint's replay records and nonces.
+  const dpop = dpopResourceGuard({ authUrl, replay: shared.dpopReplay, nonces: shared.dpopNonces });
   // Every limit is a row of lib/limits.ts; null when RATE_LIMIT_ENABLED=false.
   const { limits, bitcoinAuth, mutualAuth } = shared;
   // A cookie alone changes nothing from another site (routes/middleware.ts).
@@ -159,7 +162,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
       name: "backup",
       bodyLimit: backupBodyLimit,
       guards: [noStore],
-      deps: { auth, db, bitcoinAuth: bitcoinAuth.backup, syncLimiter: limits?.backupSync ?? null, signedReadLimiter: limits?.backupSignedRead ?? null, maxBackupBytes: config.backupMaxBytes },
+      deps: { auth, db, bitcoinAuth: bitcoinAuth.backup, syncLimiter: limits?.backupSync ?? null, signedReadLimiter: limits?.backupSignedRead ?? null, maxBackupBytes: config.backupMaxBytes, dpop },
       routes: { "/api/backup": backupRoutes },
     }),
     family({ name: "profile", bodyLimit: SMALL_BODY_BYTES, guards: [noStore], deps: profiles, routes: { "/api/user": userBapIdRoutes, "/api/bap": bapProfileRoutes } }),
@@ -199,7 +202,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
     family({
       name: "mcp",
       bodyLimit: SMALL_BODY_BYTES,
-      deps: { auth, db, authUrl, tokens: resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks }) },
+      deps: { auth, db, authUrl, tokens: resourceTokenVerifier({ issuer: authUrl, audience: mcpResource(authUrl), jwks }), dpop },
       routes: { [MCP_PATH]: mcpRoutes },
     }),
     family({

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from "./lib/logger.js";
 import { limitAuthHandler } from "./lib/auth-limits.js";
 import { AUTH_PATHS } from "./lib/auth-endpoints.js";
 import { atTheEdge } from "./lib/auth-request.js";
+import { atPublicOrigin } from "./lib/public-origin.js";
 import { redisSecondaryStorage } from "./lib/redis.js";
 import { builtInSocialProviders, oidcProviders, socialTrustedOrigins } from "./lib/social-providers.js";
 import { accountEmail } from "./plugins/account-email/index.js";
@@ -47,6 +48,7 @@ import { callbackUrls } from "./plugins/callback-urls/index.js";
 import { userInput } from "./plugins/user-input/index.js";
 import { agents, assertUniqueEndpointKeys } from "./plugins/agents/index.js";
 import { deviceGrant } from "./plugins/device/index.js";
+import { dpop, dpopOptions } from "./plugins/dpop/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { sessionBearer } from "./plugins/session-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
@@ -243,6 +245,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         idTokenExpiresIn: config.ttl.idToken,
         storeClientSecret: "hashed",
         storeTokens: "hashed",
+        // RFC 9449: a token request with a DPoP proof gets tokens bound to its key (plugins/dpop).
+        dpop: dpopOptions(shared.dpopReplay),
         // Back-channel logout tokens go out through the guarded fetcher: a logout URI whose name
         // resolves to an inside address is refused at delivery, not only its literal at registration.
         backchannelLogoutFetch: safeFetch,
@@ -271,6 +275,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           exchange.extension,
         ],
       }),
+      // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
+      dpop({ nonces: shared.dpopNonces }),
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
       exchange.plugin,
@@ -363,7 +369,8 @@ export function createAuth(deps: AuthDeps) {
   const refresh = prefix ? withFastRefresh(introspection, fastRefreshOptions({ database: deps.database, context: auth.$context, metrics: deps.shared.metrics, logger: deps.logger })) : introspection;
   const limited = limitAuthHandler(refresh, deps.shared.limits, { keyServiceName: deps.config.sigmaServiceName });
   // better-auth sees itself mounted under AUTH_URL's path, if it has one (app.ts).
-  const handler = atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret);
+  // A DPoP proof names the public URL (RFC 9449 §4.3): requests carrying one are seen at AUTH_URL's origin (lib/public-origin.ts).
+  const handler = atPublicOrigin(atTheEdge(limited, `${prefix}${BASE_PATH}`, deps.config.secret), deps.config.authUrl);
   return { ...auth, handler, fetch: handler };
 }
 

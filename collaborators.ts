@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache, type BitcoinAuthPolicy } from "./lib/bitcoin-auth.js";
+import { dpopNonces, type DpopNonces } from "./lib/dpop-nonce.js";
+import { bitcoinAuthPolicy, memoryReplayCache, redisReplayCache, type BitcoinAuthPolicy, type ReplayCache } from "./lib/bitcoin-auth.js";
 import type { Config } from "./lib/env.js";
 import { jwksCache, type JwksCache } from "./lib/jwks-cache.js";
 import type { Logger } from "./lib/logger.js";
@@ -26,6 +27,10 @@ export interface Collaborators {
    * JWTs), `backup` for /api/backup, `profile` for /api/user and /api/bap, `wallet` for /api/wallet.
    */
   bitcoinAuth: { auth: BitcoinAuthPolicy; backup: BitcoinAuthPolicy; profile: BitcoinAuthPolicy; wallet: BitcoinAuthPolicy };
+  /** Used DPoP proofs (RFC 9449 §11.1): the token endpoint's and every resource route's, one record per proof. */
+  dpopReplay: ReplayCache;
+  /** DPoP server nonces (RFC 9449 §8, lib/dpop-nonce.ts); null with DPOP_NONCE_LIFETIME=0. */
+  dpopNonces: DpopNonces | null;
   /** The NFT indexer client (plugins/wallet/ordinals.ts) and so one NFT cache: wallet routes and the agent capability. */
   ordinals: OrdinalsIndexer;
   /**
@@ -69,6 +74,8 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
       profile: policy("profile", "idp:profile-auth:"),
       wallet: policy("wallet", "idp:wallet-auth:"),
     },
+    dpopReplay: redis ? redisReplayCache(redis, "idp:dpop-proof:") : memoryReplayCache(),
+    dpopNonces: config.dpopNonceLifetime > 0 ? dpopNonces(config.secret, config.dpopNonceLifetime) : null,
     ordinals: ordinalsIndexer(config, safeFetch),
     limits: createLimiters(config.limits, redis),
     mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),

@@ -101,6 +101,9 @@ export const OAUTH_ERROR_CODES = {
   expired_token: { status: 400 },
   // RFC 8707 §2 (resource indicators: oauth-provider answers an unknown `resource` with it).
   invalid_target: { status: 400 },
+  // RFC 9449 §5, §8 (DPoP at the token endpoint; 401 with WWW-Authenticate at a resource, §7.1, §9).
+  invalid_dpop_proof: { status: 400 },
+  use_dpop_nonce: { status: 400 },
 } as const satisfies Record<string, { status: number }>;
 export type OAuthErrorCode = keyof typeof OAUTH_ERROR_CODES;
 

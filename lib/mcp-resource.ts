@@ -1,3 +1,4 @@
+import { DPOP_ALGORITHMS } from "./dpop.js";
 import { MCP_PATH } from "./mount-paths.js";
 
 /**
@@ -23,6 +24,8 @@ export function mcpResourceMetadata(authUrl: string) {
     authorization_servers: [authUrl],
     scopes_supported: [...MCP_SCOPES],
     bearer_methods_supported: ["header"],
+    // RFC 9728 §2: DPoP-bound tokens are taken with proofs of these algorithms (lib/dpop.ts).
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
     resource_name: "Identity MCP server",
     resource_documentation: `${authUrl}/llms.txt`,
   };

@@ -1,24 +1,22 @@
 import type { Auth } from "../auth.config.js";
+import { accessTokenOf, type DpopResourceGuard } from "../lib/dpop.js";
 import type { OAuthBearer } from "../plugins/oauth-bearer/index.js";
 
 export type { OAuthBearer };
 
-// RFC 6750 §2.1: "Bearer" 1*SP b64token.
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-
-/** The credential of an `Authorization: Bearer` header, or null without one. */
-export function bearerTokenOf(headers: Headers): string | null {
-  const match = BEARER.exec(headers.get("authorization") ?? "");
-  return match?.[1] ?? null;
-}
+/** Whether the request presents an access token (RFC 6750 `Bearer` or RFC 9449 `DPoP`). */
+export const hasAccessToken = (headers: Headers) => accessTokenOf(headers) !== null;
 
 /**
- * The OAuth access token of the request, checked by oauth-provider (see plugins/oauth-bearer):
+ * The OAuth access token of the request, checked by oauth-provider (see plugins/oauth-bearer)
+ * and, when bound to a key, with its DPoP proof (lib/dpop.ts; a refusal throws `DpopRefusal`):
  * null when there is none or it is not active. A session token sent as a bearer is not an
  * OAuth access token and yields null here (better-auth's getSession handles that one).
  */
-export async function findOAuthBearer(auth: Auth, headers: Headers): Promise<OAuthBearer | null> {
-  const token = bearerTokenOf(headers);
-  if (!token) return null;
-  return auth.api.verifyOAuthAccessToken({ body: { token } });
+export async function findOAuthBearer(auth: Auth, req: Request, dpop: DpopResourceGuard): Promise<OAuthBearer | null> {
+  const credential = accessTokenOf(req.headers);
+  if (!credential) return null;
+  const bearer = await auth.api.verifyOAuthAccessToken({ body: { token: credential.token } });
+  if (bearer) await dpop.check(req, credential, bearer.jkt);
+  return bearer;
 }

@@ -2,6 +2,7 @@ import { getOAuthProviderApi } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthEndpoint } from "better-auth/api";
 import * as v from "valibot";
+import { jktOf } from "../../lib/dpop.js";
 import { findAccessTokenReference } from "../oauth-store/adapter.js";
 
 /** Who an active OAuth access token speaks for. */
@@ -11,6 +12,8 @@ export interface OAuthBearer {
   /** The BAP identity selected at authorization (consent / token `referenceId`), if any. */
   referenceId: string | null;
   scopes: string[];
+  /** The key the token is bound to (RFC 9449 `cnf.jkt`): the caller must prove it (lib/dpop.ts). */
+  jkt: string | null;
 }
 
 const VerifyBody = v.object({ token: v.pipe(v.string(), v.minLength(1), v.maxLength(8192)) });
@@ -55,7 +58,7 @@ export async function verifyAccessToken(ctx: EndpointContext, token: string, aud
   const referenceId = row?.referenceId ?? (typeof payload.bap_id === "string" ? payload.bap_id : null);
   const clientId = typeof payload.client_id === "string" ? payload.client_id : null;
   const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
-  return { userId: payload.sub, clientId, referenceId: referenceId || null, scopes };
+  return { userId: payload.sub, clientId, referenceId: referenceId || null, scopes, jkt: jktOf(payload) };
 }
 
 /**

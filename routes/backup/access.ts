@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
 import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoin-auth.js";
+import { DpopRefusal, type DpopResourceGuard } from "../../lib/dpop.js";
 import { problem, ProblemError, problems } from "../../lib/errors.js";
 import type { Limiter } from "../../lib/rate-limit.js";
 import { problemResponse } from "../../lib/respond.js";
@@ -12,7 +13,7 @@ import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
 import type { BackupScope } from "../../plugins/backup/index.js";
 import type { BackupCaller } from "../../plugins/backup/service.js";
 import type * as store from "../../plugins/backup/store.js";
-import { bearerTokenOf, findOAuthBearer } from "../access-token.js";
+import { findOAuthBearer, hasAccessToken } from "../access-token.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 import { findSession, type SessionWithUser } from "../session.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -32,6 +33,8 @@ export interface BackupDeps extends RouteDeps {
   signedReadLimiter: Limiter | null;
   /** Largest `encryptedBackup` accepted, in bytes (characters: the ciphertext is base64). */
   maxBackupBytes: number;
+  /** RFC 9449: the proof check for DPoP-bound OAuth tokens. */
+  dpop: DpopResourceGuard;
 }
 
 /** `caller` is set by `tokenOrSession` and `oauthOnly`: a session or an OAuth token here. */
@@ -90,7 +93,14 @@ export const sessionCaller = (c: Context<BackupEnv>) => callerOf(c.get("session"
 
 /** An active OAuth access token that carries `scope` (RFC 6750 §3.1: 403 insufficient_scope when it does not). */
 async function oauthCaller(c: Context<BackupEnv>, scope: BackupScope): Promise<BackupCaller | null> {
-  const bearer = await findOAuthBearer(c.var.deps.auth, c.req.raw.headers);
+  let bearer;
+  try {
+    bearer = await findOAuthBearer(c.var.deps.auth, c.req.raw, c.var.deps.dpop);
+  } catch (err) {
+    // RFC 9449 §7.1: a bound token without its proof (or sent as Bearer) is a 401 with a DPoP challenge.
+    if (err instanceof DpopRefusal) throw new ProblemError(401, err.description, { headers: err.headers() });
+    throw err;
+  }
   if (!bearer) return null;
   if (!bearer.scopes.includes(scope)) throw problems.insufficientScope(scope);
   return { userId: bearer.userId, referenceId: bearer.referenceId, via: "oauth" };
@@ -103,7 +113,7 @@ async function oauthCaller(c: Context<BackupEnv>, scope: BackupScope): Promise<B
 export const tokenOrSession = (scope: BackupScope) =>
   createMiddleware<BackupEnv>(async (c, next) => {
     const headers = c.req.raw.headers;
-    const caller = (bearerTokenOf(headers) ? await oauthCaller(c, scope) : null) ?? callerOf(await findSession(c.var.deps.auth, headers));
+    const caller = (hasAccessToken(headers) ? await oauthCaller(c, scope) : null) ?? callerOf(await findSession(c.var.deps.auth, headers));
     if (!caller) throw unauthorized("Send an OAuth access token or a session.");
     c.set("caller", caller);
     await next();
@@ -113,7 +123,7 @@ export const tokenOrSession = (scope: BackupScope) =>
 export const oauthOnly = (scope: BackupScope) =>
   createMiddleware<BackupEnv>(async (c, next) => {
     const caller = await oauthCaller(c, scope);
-    if (!caller) throw unauthorized("This route takes an OAuth access token (Authorization: Bearer); a session is not enough.");
+    if (!caller) throw unauthorized("This route takes an OAuth access token (Authorization: Bearer, or DPoP with its proof); a session is not enough.");
     c.set("caller", caller);
     await next();
   });

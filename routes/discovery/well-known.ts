@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../../auth.config.js";
+import { ES256K } from "../../lib/es256k.js";
 import { mcpResourceMetadata } from "../../lib/mcp-resource.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 
@@ -24,6 +25,11 @@ function finish(metadata: Record<string, unknown>, issuer: string) {
   // OIDC Discovery §3: the claims request parameter is not offered (plugins/claims-policy);
   // claims are released by scope only, as the consent page shows them.
   if ("claims_parameter_supported" in out) out.claims_parameter_supported = false;
+  // RFC 7523 §2.2 client assertions signed with ES256K (a Bitcoin key) verify too (lib/es256k.ts),
+  // at every endpoint that authenticates a client with private_key_jwt.
+  for (const key of ["token_endpoint_auth_signing_alg_values_supported", "introspection_endpoint_auth_signing_alg_values_supported", "revocation_endpoint_auth_signing_alg_values_supported"]) {
+    if (Array.isArray(out[key]) && !out[key].includes(ES256K)) out[key] = [...out[key], ES256K];
+  }
   // RFC 8414 §2 / OIDC Discovery §3: the developer documentation, our agent orientation document.
   out.service_documentation = `${issuer}/llms.txt`;
   return JSON.stringify(out);

@@ -5,8 +5,8 @@ import { OAuthError } from "../../lib/errors.js";
 import type { ResourceTokenVerifier } from "../../lib/resource-token.js";
 import { oauthErrorResponse } from "../../lib/respond.js";
 import { mcpResource, mcpResourceMetadataUrl } from "../../lib/mcp-resource.js";
-import { bearerTokenOf } from "../access-token.js";
 import { findActiveExchange } from "../../plugins/oauth-store/exchanges.js";
+import { accessTokenOf, DpopRefusal, jktOf, type DpopResourceGuard } from "../../lib/dpop.js";
 import { mcpServer } from "./tools.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -22,6 +22,8 @@ export interface McpDeps extends RouteDeps {
   db: Kysely<Database>;
   authUrl: string;
   tokens: ResourceTokenVerifier;
+  /** RFC 9449: the proof check for DPoP-bound tokens. */
+  dpop: DpopResourceGuard;
 }
 
 /**
@@ -34,15 +36,27 @@ function unauthorized(authUrl: string, description: string, tokenSent: boolean) 
   return oauthErrorResponse(new OAuthError("invalid_token", description, { headers: { "www-authenticate": `Bearer ${params.join(", ")}` } }));
 }
 
+/** RFC 9449 §7.1: a DPoP refusal, 401 with its `DPoP` challenge (and the nonce to use, §9). */
+function dpopUnauthorized(refusal: DpopRefusal) {
+  return oauthErrorResponse(new OAuthError(refusal.error, refusal.description, { status: 401, headers: refusal.headers() }));
+}
+
 async function handle(c: Context<RouteEnv<McpDeps>>) {
-  const { db, authUrl, tokens } = c.var.deps;
-  const token = bearerTokenOf(c.req.raw.headers);
-  if (!token) return unauthorized(authUrl, "An access token for this resource is required.", false);
+  const { db, authUrl, tokens, dpop } = c.var.deps;
+  const credential = accessTokenOf(c.req.raw.headers);
+  if (!credential) return unauthorized(authUrl, "An access token for this resource is required.", false);
+  const { token } = credential;
   const claims = await tokens.verify(token);
   if (!claims) return unauthorized(authUrl, "The access token is not one issued for this resource, or it has expired.", true);
   // A delegated token (RFC 8693 `act`) holds while its record does: revoking the grant it came from ends it.
   if (claims.act !== undefined && !(typeof claims.jti === "string" && (await findActiveExchange(db, claims.jti)))) {
     return unauthorized(authUrl, "The access token has been revoked.", true);
+  }
+  try {
+    await dpop.check(c.req.raw, credential, jktOf(claims));
+  } catch (err) {
+    if (err instanceof DpopRefusal) return dpopUnauthorized(err);
+    throw err;
   }
   const scopes = typeof claims.scope === "string" ? claims.scope.split(" ") : [];
   // RFC 9068 §2.2: a token of the client credentials grant names the client itself as `sub`.

@@ -25,6 +25,7 @@ describe("the agent orientation document, /llms.txt", () => {
     expect(text).toContain(`POST ${server.url}/api/auth/host/enroll`);
     expect(text).toContain(`POST ${server.url}/api/auth/device/code`);
     expect(text).toContain("urn:ietf:params:oauth:grant-type:device_code");
+    expect(text).toContain("DPoP-Nonce");
     expect(text).toContain(`${server.url}/api/openapi.json`);
     expect(text).toContain("Scopes: openid, profile, email, offline_access, backup:read, backup:write");
     expect(text).toMatch(/## Breaking changes\n.*Deprecation header \(RFC 9745.*Sunset header \(RFC 8594/);
