@@ -8,6 +8,7 @@ import type { Database } from "../../lib/db/tables.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { findResourceRow } from "../oauth-store/adapter.js";
 import { recordExchange } from "../oauth-store/exchanges.js";
+import { proofBinding } from "./binding.js";
 import { ACCESS_TOKEN_TYPE, activePayload, actorDepth, presentedToken, refuse, type PresentedToken } from "./subject.js";
 
 /** RFC 8693 §2.1. */
@@ -115,6 +116,8 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
     if (depth > options.maxDepth) refuse("invalid_request", `the subject token is delegated ${depth - 1} times already; at most ${options.maxDepth} actors may be named`);
     const user = await ctx.context.internalAdapter.findUserById(subject.sub);
     if (!user) refuse("invalid_request", "the subject token is not active");
+    // RFC 9449 §5: the agent's proof binds the delegated token to the agent's key.
+    const confirmation = await proofBinding({ ctx, opts }, client);
 
     const resource = await targetResource(ctx, options, request.resource, subject, client.clientId);
     let scopes = narrowScopes(request.scope, subject);
@@ -150,10 +153,11 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
         jti,
         act,
         ...(request.may_act ? { may_act: { sub: request.may_act } } : {}),
+        ...(confirmation ? { cnf: confirmation } : {}),
       },
     });
     await recordExchange(options.db, { id: jti, userId: subject.sub, agentClientId: client.clientId, grantClientId: subject.grantClientId, expiresAt: new Date(exp * 1000) });
     // RFC 8693 §2.2.1.
-    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: "Bearer", expires_in: exp - iat, scope: scopes.join(" ") }) as never;
+    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: confirmation ? "DPoP" : "Bearer", expires_in: exp - iat, scope: scopes.join(" ") }) as never;
   };
 }
