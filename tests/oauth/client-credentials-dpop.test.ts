@@ -40,6 +40,12 @@ const grant = (client: { headers: Record<string, string> }, dpop: string, form: 
   token(server, { grant_type: "client_credentials", ...form }, { ...client.headers, dpop });
 
 describe("DPoP on client credentials", () => {
+  it("/llms.txt tells a machine client that a proof binds its token", async () => {
+    const text = (await server.api("/llms.txt")).text;
+    const section = text.slice(text.indexOf("## Machine clients"), text.indexOf("## Bind tokens to your key"));
+    expect(section).toContain("With a DPoP proof on that request");
+  });
+
   it("openid-client's DPoP handle: a JWT for /mcp bound to its key, listed tools only with the proof", async () => {
     const client = await machineClient();
     const config = await oidc.discovery(new URL(server.url), client.id, client.secret, oidc.ClientSecretBasic(client.secret), { execute: [oidc.allowInsecureRequests] });

@@ -28,6 +28,14 @@ async function boundExchange(agent: Agent, dpop: string) {
 }
 
 describe("DPoP on token exchange", () => {
+  it("/llms.txt tells an agent how to bind a delegated token and how to register without a secret", async () => {
+    const text = (await server.api("/llms.txt")).text;
+    const section = text.slice(text.indexOf("## Act for a person"));
+    expect(section).toContain("send a DPoP proof");
+    expect(section).toContain("token_type DPoP with cnf.jkt of your key");
+    expect(section).toContain('"token_endpoint_auth_method": "private_key_jwt"');
+  });
+
   it("openid-client's DPoP handle: the delegated JWT is bound to the agent's key and /mcp takes it only with the proof", async () => {
     const grant = await personsGrant(server);
     const agent = await registerAgent(server);
