@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { ath, claimsOf, proof, proofKey, serverNonce, thumbprint, type ProofKey } from "../helpers/dpop.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
+import { startTestServer } from "../helpers/server.js";
 import { type Agent, exchangeForm, GRANT, introspect, mcp, personsGrant, registerAgent, ACCESS_TOKEN } from "../helpers/token-exchange.js";
 
 /**
@@ -95,6 +96,18 @@ describe("DPoP on token exchange", () => {
     expect(res.json.access_token).toBeUndefined();
   });
 
+  it("an agent registered with dpop_bound_access_tokens (RFC 9449 §5.2) must send a proof", async () => {
+    const client = await registerClient(server, { application_type: "web", token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code", GRANT], dpop_bound_access_tokens: true });
+    const agent = { id: client.client_id, secret: client.client_secret! };
+    const grant = await personsGrant(server);
+    const res = await exchangeForm(server, agent, grant.accessToken, { resource: mcp(server) });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json.error).toBe("invalid_dpop_proof");
+    const bound = await exchangeForm(server, agent, grant.accessToken, { resource: mcp(server) }, { dpop: await proof(await proofKey("ES256K"), "POST", tokenUrl(), { nonce }) });
+    expect(bound.status, bound.text).toBe(200);
+    expect(bound.json.token_type).toBe("DPoP");
+  });
+
   it("a proof is used once: the same proof at a second exchange is refused", async () => {
     const agent = await registerAgent(server);
     const dpop = await proof(await proofKey("ES256"), "POST", tokenUrl(), { nonce });
@@ -102,6 +115,29 @@ describe("DPoP on token exchange", () => {
     const replayed = await boundExchange(agent, dpop);
     expect(replayed.status, replayed.text).toBe(400);
     expect(replayed.json).toMatchObject({ error: "invalid_dpop_proof", error_description: expect.stringMatching(/jti/) });
+  });
+
+  // Several instances share their replay records through Redis (collaborators.ts).
+  it.runIf(Boolean(process.env.TEST_REDIS_URL))("a proof used at one instance is refused at another; a fresh one naming the public URL works there", async () => {
+    const database = server.config.database;
+    const other = await startTestServer({ AUTH_URL: server.url, PORT: "0", DATABASE_URL: database.kind === "sqlite" ? database.file : database.url });
+    try {
+      const agent = await registerAgent(server);
+      const key = await proofKey("ES256K");
+      const dpop = await proof(key, "POST", tokenUrl(), { nonce });
+      expect((await boundExchange(agent, dpop)).status).toBe(200);
+      const grant = await personsGrant(server);
+      // Sent to the other instance's own address: the proof names the public URL (AUTH_URL) all the same.
+      const viaOther = (header: string) => exchangeForm({ url: other.local.url }, agent, grant.accessToken, { resource: mcp(server) }, { dpop: header });
+      const replayed = await viaOther(dpop);
+      expect(replayed.status, replayed.text).toBe(400);
+      expect(replayed.json.error).toBe("invalid_dpop_proof");
+      const fresh = await viaOther(await proof(key, "POST", tokenUrl(), { nonce }));
+      expect(fresh.status, fresh.text).toBe(200);
+      expect(fresh.json.token_type).toBe("DPoP");
+    } finally {
+      await other.close();
+    }
   });
 
   it("a proof without the server nonce, or with a forged one, is answered use_dpop_nonce with the nonce to use", async () => {
