@@ -94,7 +94,8 @@ async function targetResource(ctx: Parameters<OAuthExtensionGrantHandler>[0]["ct
  * one resource whose `sub` is still the person and whose `act` names the agent (§4.1), nesting
  * the subject token's own `act`. The new token only narrows: its scopes, resource and expiry
  * stay within the subject token's. Each one is recorded (plugins/oauth-store/exchanges.ts), so
- * revoking the person's grant ends it.
+ * revoking the person's grant ends it. With the agent's DPoP proof it is bound to the agent's
+ * key (./binding.ts, RFC 9449 §6.1).
  */
 export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensionGrantHandler {
   return async ({ ctx, opts, provider }) => {
