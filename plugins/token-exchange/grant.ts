@@ -8,6 +8,7 @@ import type { Database } from "../../lib/db/tables.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { findResourceRow } from "../oauth-store/adapter.js";
 import { recordExchange } from "../oauth-store/exchanges.js";
+import { proofBinding } from "./binding.js";
 import { ACCESS_TOKEN_TYPE, activePayload, actorDepth, presentedToken, refuse, type PresentedToken } from "./subject.js";
 
 /** RFC 8693 §2.1. */
@@ -93,7 +94,8 @@ async function targetResource(ctx: Parameters<OAuthExtensionGrantHandler>[0]["ct
  * one resource whose `sub` is still the person and whose `act` names the agent (§4.1), nesting
  * the subject token's own `act`. The new token only narrows: its scopes, resource and expiry
  * stay within the subject token's. Each one is recorded (plugins/oauth-store/exchanges.ts), so
- * revoking the person's grant ends it.
+ * revoking the person's grant ends it. With the agent's DPoP proof it is bound to the agent's
+ * key (./binding.ts, RFC 9449 §6.1).
  */
 export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensionGrantHandler {
   return async ({ ctx, opts, provider }) => {
@@ -115,6 +117,8 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
     if (depth > options.maxDepth) refuse("invalid_request", `the subject token is delegated ${depth - 1} times already; at most ${options.maxDepth} actors may be named`);
     const user = await ctx.context.internalAdapter.findUserById(subject.sub);
     if (!user) refuse("invalid_request", "the subject token is not active");
+    // RFC 9449 §5: the agent's proof binds the delegated token to the agent's key.
+    const confirmation = await proofBinding({ ctx, opts }, client);
 
     const resource = await targetResource(ctx, options, request.resource, subject, client.clientId);
     let scopes = narrowScopes(request.scope, subject);
@@ -150,10 +154,11 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
         jti,
         act,
         ...(request.may_act ? { may_act: { sub: request.may_act } } : {}),
+        ...(confirmation ? { cnf: confirmation } : {}),
       },
     });
     await recordExchange(options.db, { id: jti, userId: subject.sub, agentClientId: client.clientId, grantClientId: subject.grantClientId, expiresAt: new Date(exp * 1000) });
     // RFC 8693 §2.2.1.
-    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: "Bearer", expires_in: exp - iat, scope: scopes.join(" ") }) as never;
+    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: confirmation ? "DPoP" : "Bearer", expires_in: exp - iat, scope: scopes.join(" ") }) as never;
   };
 }

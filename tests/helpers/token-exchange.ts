@@ -50,9 +50,9 @@ export function exchange(agent: Agent, subjectToken: string, params: Record<stri
   return oidc.genericGrantRequest(agent.config, GRANT, { subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...params });
 }
 
-/** The same request as a plain form post, for the refusals (status and RFC 6749 §5.2 body). */
-export function exchangeForm(target: TestServer, agent: { id: string; secret: string }, subjectToken: string, params: Record<string, string> = {}) {
-  return postForm(target, "/api/auth/oauth2/token", { grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...params }, basic(agent.id, agent.secret));
+/** The same request as a plain form post, for the refusals (status and RFC 6749 §5.2 body); `headers` adds a DPoP proof. */
+export function exchangeForm(target: Pick<TestServer, "url">, agent: { id: string; secret: string }, subjectToken: string, params: Record<string, string> = {}, headers: Record<string, string> = {}) {
+  return postForm(target, "/api/auth/oauth2/token", { grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...params }, { ...basic(agent.id, agent.secret), ...headers });
 }
 
 export async function verified(target: TestServer, accessToken: string, audience: string) {
