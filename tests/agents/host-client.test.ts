@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { agentKit, ed25519, type Host, type KeyPair } from "../helpers/agents.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp, token } from "../helpers/oauth.js";
+import { postForm } from "../helpers/server.js";
 import { ACCESS_TOKEN, GRANT, callMcp, mcp, personsGrant, verified } from "../helpers/token-exchange.js";
 
 /**
@@ -135,7 +136,12 @@ describe("an enrolled agent host as a private_key_jwt client", () => {
 
   it("stops at once when the owner revokes the host, and while it is paused", async () => {
     const { person, host, clientId } = await hostWithClient();
-    expect((await clientCredentials(clientId, host.hostKey)).status).toBe(200);
+    const issued = await clientCredentials(clientId, host.hostKey);
+    expect(issued.status).toBe(200);
+    const introspect = async () => postForm(server, "/api/auth/oauth2/introspect", { token: issued.json.access_token, client_assertion_type: ASSERTION_TYPE, client_assertion: await assertion(clientId, host.hostKey) });
+    const live = await introspect();
+    expect(live.status, live.text).toBe(200);
+    expect(live.json).toMatchObject({ active: true, client_id: clientId });
     expect((await server.api(`/api/agents/hosts/${host.hostId}/pause`, { method: "POST", cookie: person.cookie })).status).toBe(200);
     const paused = await clientCredentials(clientId, host.hostKey);
     expect(paused.status).toBe(400);
@@ -146,6 +152,8 @@ describe("an enrolled agent host as a private_key_jwt client", () => {
     const revoked = await clientCredentials(clientId, host.hostKey);
     expect(revoked.status).toBe(400);
     expect(revoked.json).toMatchObject({ error: "invalid_client" });
+    // Introspection and revocation authenticate the same way (RFC 7662 §2.1, RFC 7009 §2.1).
+    expect((await introspect()).json.error).toBe("invalid_client");
     const again = await askForClient(person.cookie, host.hostId);
     expect(again.status).toBe(409);
     expect(again.headers.get("content-type")).toMatch(/^application\/problem\+json/);
