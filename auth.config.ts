@@ -62,6 +62,7 @@ import { recordAuditEvent } from "./plugins/audit/store.js";
 import { jobLeases } from "./plugins/job-lease/index.js";
 import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
 import { clientKeys } from "./plugins/client-keys/index.js";
+import { hostClients } from "./plugins/host-clients/index.js";
 
 export interface AuthDeps {
   config: Config;
@@ -301,6 +302,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
       // registration and again on rotation. Before registrationPolicy (its hook copies the body).
       clientKeys({ safeFetch: keyFetch, development: config.env !== "production", logger }),
+      // An enrolled agent host as its own private_key_jwt client: its key, its status, checked at every client authentication.
+      hostClients(),
       registrationPolicy({ development: config.env !== "production" }),
       // A confidential client registered for client_credentials gets the machine scopes.
       machineClients(),

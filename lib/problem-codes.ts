@@ -39,6 +39,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   OAUTH_ALREADY_LINKED: { status: 409, detail: "That provider account already recovers another identity." },
   /** The thing is not in a state the action applies to (an agent already revoked, a host not paused). */
   INVALID_STATE: { status: 409, detail: "That no longer applies: it changed meanwhile." },
+  /** A person's tier allows no more OAuth clients (plugins/subscriptions/client-limit.ts counts them). */
+  CLIENT_LIMIT_REACHED: { status: 403, detail: "Your tier's limit of OAuth clients is reached: delete one or upgrade your subscription." },
   /** A unique constraint clashed (lib/errors.ts UniqueViolation). */
   ALREADY_EXISTS: { status: 409, detail: "This already exists (unique constraint): it may have been created just now by another request." },
   /** The encrypted backup is over the configured size limit. */

@@ -23,4 +23,18 @@ export const agentsPaths: Paths = {
   "/api/agents/grants/{id}/revoke": {
     post: { tags: ["Agents"], summary: "Revoke a capability grant", security: SESSION, parameters: [pathParameter("id")], responses: { 200: jsonResponse("Revoked."), ...stateErrors } },
   },
+  "/api/agents/hosts/{id}/oauth-client": {
+    post: {
+      tags: ["Agents"],
+      summary: "Make an enrolled host a private_key_jwt OAuth client (its key, no secret)",
+      description: "Creates once, for the host's owner, a confidential client for client_credentials and token exchange whose only key is the host's enrolled key (RFC 7523 §2.2). Counts against the owner's tier limit. The host signs client assertions with its key.",
+      security: SESSION,
+      parameters: [pathParameter("id")],
+      responses: {
+        200: jsonResponse("The host's existing client: client_id, host_id, token_endpoint_auth_method, grant_types, scope."),
+        201: jsonResponse("Created: client_id, host_id, token_endpoint_auth_method, grant_types, scope."),
+        ...problemResponses({ ...UNAUTHORIZED, 403: "Refused from another site, or the tier's client limit is reached.", 404: "Not yours, or no such host.", 409: "The host is not active or has no usable key." }),
+      },
+    },
+  },
 };

@@ -169,3 +169,9 @@ export async function revokeGrant(db: Db, id: string): Promise<boolean> {
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** An owned host with what its OAuth client needs: its name, status and enrolled key (JWK as JSON text). */
+export async function findOwnedHostKey(db: Db, userId: string, hostId: string): Promise<{ id: string; name: string | null; status: string; publicKey: string | null } | null> {
+  const row = await db.selectFrom("agentHost").select(["id", "name", "status", "publicKey"]).where("id", "=", hostId).where("userId", "=", userId).executeTakeFirst();
+  return row ? { id: row.id, name: row.name ?? null, status: row.status, publicKey: row.publicKey ?? null } : null;
+}

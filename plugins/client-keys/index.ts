@@ -40,7 +40,7 @@ export interface ClientKeysOptions {
 }
 
 /** The routes where a client authenticates with an assertion. */
-const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.introspect, AUTH_PATHS.revoke]);
+export const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.introspect, AUTH_PATHS.revoke]);
 
 interface KeyClientRow {
   clientId: string;
@@ -55,7 +55,7 @@ function invalidMetadata(description: string): never {
 }
 
 /** The client an assertion names and the key it names, read without trusting it (only to pick the keys to verify with). */
-function assertionHints(assertion: string): { clientId: string; kid: string | null } | null {
+export function assertionHints(assertion: string): { clientId: string; kid: string | null } | null {
   try {
     const payload = decodeJwt(assertion);
     const clientId = payload.sub ?? payload.iss;

@@ -50,3 +50,8 @@ export function findResourceRow<T extends object>(adapter: Pick<Adapter, "findOn
 export function findRefreshTokenGrant(adapter: Pick<Adapter, "findOne">, tokenHash: string): Promise<{ userId: string; clientId: string; revoked?: Date | null } | null> {
   return adapter.findOne<{ userId: string; clientId: string; revoked?: Date | null }>({ model: "oauthRefreshToken", where: [{ field: "token", value: tokenHash }] });
 }
+
+/** The clients a person owns that authenticate with `method`, with their metadata (a person owns few: their tier bounds it). */
+export function listOwnedClientsByAuthMethod<T extends object>(adapter: Pick<Adapter, "findMany">, userId: string, method: string): Promise<T[]> {
+  return adapter.findMany<T>({ model: "oauthClient", where: [{ field: "userId", value: userId }, { field: "tokenEndpointAuthMethod", value: method }] });
+}

@@ -1,12 +1,13 @@
 import { Hono, type Context } from "hono";
 import type { Kysely } from "kysely";
 import { problem, problems } from "../../lib/errors.js";
-import type { Logger } from "../../lib/logger.js";
 import { CLIENT_IP_HEADER } from "../../lib/client-address.js";
 import * as agentStore from "../../plugins/agents/store.js";
 import { recordAuditEvent } from "../../plugins/audit/store.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
-import { refuseOtherSites, signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
+import type { AgentRouteDeps } from "./deps.js";
+import { createHostClient, HOST_CLIENT_PATH } from "./host-client.js";
+import { refuseOtherSites, signedIn, type RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
 
 /**
@@ -16,15 +17,11 @@ import type { Database } from "../../lib/db/tables.js";
  *   POST /api/agents/hosts/{id}/pause|resume|revoke
  *   POST /api/agents/agents/{id}/pause|resume|revoke
  *   POST /api/agents/grants/{id}/revoke
+ *   POST /api/agents/hosts/{id}/oauth-client    the host as a private_key_jwt client (./host-client.ts)
  *
  * Someone else's host, agent or grant answers 404, like a missing one. A state change that
  * does not apply (resuming an active agent, revoking a revoked grant) answers 409.
  */
-export interface AgentRouteDeps extends RouteDeps {
-  db: Kysely<Database>;
-  authUrl: string;
-  logger?: Logger;
-}
 
 type AgentEnv = RouteEnv<AgentRouteDeps>;
 
@@ -103,4 +100,5 @@ export const agentRoutes = new Hono<AgentEnv>()
   .post("*", notFromOtherSites)
   .get("/", signedIn, listEstate)
   .post(STATE_CHANGE, signedIn, changeState)
-  .post(GRANT_REVOKE, signedIn, revokeGrant);
+  .post(GRANT_REVOKE, signedIn, revokeGrant)
+  .post(HOST_CLIENT_PATH, signedIn, createHostClient);

@@ -82,6 +82,7 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     `3. The host registers an agent with a host JWT (typ host+jwt, iss hostId, aud ${api}, a fresh jti, short exp; each jti is accepted once) as the bearer: POST ${api}/agent/register {"name", "capabilities", "reason"} with agent_public_key in the JWT. The person approves it with the user code it answers, at ${deps.issuer}/agents/approve.`,
     `4. The agent calls capabilities with an agent JWT (typ agent+jwt, sub agent id, iss hostId): ${api}/capability/list, /capability/describe, /capability/execute.`,
     deps.agentDynamicHosts ? "Hosts nobody enrolled may register themselves with an inline key here (autonomous mode)." : "Hosts must be enrolled by a person first: this server does not accept self-registered hosts.",
+    `5. The host as its own OAuth client, no secret: its owner (signed in) calls POST ${deps.issuer}/api/agents/hosts/<hostId>/oauth-client, which answers a client_id (the same one every time). The host then authenticates at the token endpoint with client assertions (private_key_jwt) signed by its host key, alg EdDSA: client_credentials for machine tokens, token exchange to act for a person. A revoked or paused host's client is refused (invalid_client); a rotated host key works at once.`,
     "",
     "## Device grant (RFC 8628), for agents without a browser",
     `1. POST ${at("device_authorization_endpoint", `${api}${AUTH_PATHS.deviceCode}`)} (form: client_id, scope) answers device_code, user_code, verification_uri, interval.`,

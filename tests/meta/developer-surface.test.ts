@@ -23,6 +23,7 @@ describe("the agent orientation document, /llms.txt", () => {
     expect(text).toContain("X-Auth-Token");
     expect(text).toContain(`POST ${server.url}/api/auth/host/create`);
     expect(text).toContain(`POST ${server.url}/api/auth/host/enroll`);
+    expect(text).toContain(`POST ${server.url}/api/agents/hosts/<hostId>/oauth-client`);
     expect(text).toContain(`POST ${server.url}/api/auth/device/code`);
     expect(text).toContain("urn:ietf:params:oauth:grant-type:device_code");
     expect(text).toContain("DPoP-Nonce");
