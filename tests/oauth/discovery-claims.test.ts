@@ -22,7 +22,7 @@ describe("discovery", () => {
       expect(m.code_challenge_methods_supported).toEqual(["S256"]);
       expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access", "backup:read", "backup:write", "service:read"]);
       expect(m.response_types_supported).toEqual(["code"]);
-      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]);
+      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:device_code"]);
       expect(m.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
       expect(m.authorization_response_iss_parameter_supported).toBe(true);
     });

@@ -19,7 +19,7 @@ describe("settings", () => {
     expect(config.port).toBe(3000);
     expect(config.authUrl).toBe("http://localhost:3000");
     expect(config.database.kind).toBe("sqlite");
-    expect(config.ttl).toEqual({ accessToken: 3600, refreshToken: 604800, code: 600, idToken: 3600 });
+    expect(config.ttl).toEqual({ accessToken: 3600, refreshToken: 604800, code: 600, idToken: 3600, refreshReuseGrace: 0 });
   });
 
   it("generates a development secret once, keeps it private in the data directory, and warns", () => {
