@@ -63,7 +63,7 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     "",
     "## Machine clients (client credentials, no person)",
     `A signed-in person registers a confidential client for itself at the registration endpoint: {"client_name": "My job", "grant_types": ["client_credentials"], "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "https://..."} (or "jwks": {"keys": [...]}, or client_secret_basic for a secret). No redirect_uris. Open registration registers no machine clients.`,
-    `Then POST ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)} grant_type=client_credentials with client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion: a JWT (RS256, ES256 or EdDSA; iss and sub your client_id, aud the issuer, exp within 5 minutes, a fresh jti each time). Add resource=${deps.issuer}/mcp for an RFC 9068 JWT our MCP server accepts. Scope service:read; no refresh token. Rotate keys by publishing them at your jwks_uri.`,
+    `Then POST ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)} grant_type=client_credentials with client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion: a JWT (RS256, ES256, EdDSA or ES256K; iss and sub your client_id, aud the issuer, exp within 5 minutes, a fresh jti each time). Add resource=${deps.issuer}/mcp for an RFC 9068 JWT our MCP server accepts. Scope service:read; no refresh token. Rotate keys by publishing them at your jwks_uri.`,
     "With a DPoP proof on that request (see below) the token is bound to your key, token_type DPoP, and /mcp then wants Authorization: DPoP with a proof.",
     "",
     "## Bind tokens to your key (DPoP, RFC 9449)",
