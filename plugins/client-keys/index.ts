@@ -42,6 +42,11 @@ export interface ClientKeysOptions {
 /** The routes where a client authenticates with an assertion. */
 export const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.introspect, AUTH_PATHS.revoke]);
 
+/** A hook matcher: a request to a client-authenticating endpoint with a `client_assertion`. */
+export function carriesClientAssertion(ctx: { path?: string; body?: unknown }): boolean {
+  return Boolean(ctx.path && CLIENT_AUTH_PATHS.has(ctx.path) && typeof (ctx.body as { client_assertion?: unknown } | undefined)?.client_assertion === "string");
+}
+
 interface KeyClientRow {
   clientId: string;
   jwks?: string | null;
@@ -131,7 +136,7 @@ export function clientKeys(options: ClientKeysOptions): BetterAuthPlugin {
   );
 
   const refreshBeforeVerification = {
-    matcher: (ctx: { path?: string; body?: unknown }) => Boolean(ctx.path && CLIENT_AUTH_PATHS.has(ctx.path) && typeof (ctx.body as { client_assertion?: unknown } | undefined)?.client_assertion === "string"),
+    matcher: carriesClientAssertion,
     handler: createAuthMiddleware(async (ctx) => {
       const assertion = (ctx.body as { client_assertion: string }).client_assertion;
       const hints = assertionHints(assertion);

@@ -1,7 +1,7 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { decodeJwt } from "jose";
-import { assertionHints, CLIENT_AUTH_PATHS } from "../client-keys/index.js";
+import { assertionHints, carriesClientAssertion } from "../client-keys/index.js";
 import { hookOn } from "../hooks.js";
 import { findClientRow, listOwnedClientsByAuthMethod, updateClientRow } from "../oauth-store/adapter.js";
 import { HOST_CLIENT_METADATA_KEY, hostIdOfClient, hostKeySet } from "./host-key.js";
@@ -45,7 +45,7 @@ function invalidClient(): never {
 
 export function hostClients(): BetterAuthPlugin {
   const keepInStep = {
-    matcher: (ctx: { path?: string; body?: unknown }) => Boolean(ctx.path && CLIENT_AUTH_PATHS.has(ctx.path) && typeof (ctx.body as { client_assertion?: unknown } | undefined)?.client_assertion === "string"),
+    matcher: carriesClientAssertion,
     handler: createAuthMiddleware(async (ctx) => {
       const hints = assertionHints((ctx.body as { client_assertion: string }).client_assertion);
       if (!hints || hints.clientId.length > 255) return; // oauth-provider answers a malformed assertion
