@@ -218,6 +218,14 @@ export function refreshGrantStore(database: DatabaseHandle) {
         return result.rowCount === 1;
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
+      // SQLite: the three statements at once in one transaction, when the connection is free.
+      const now = database.transactNow?.((run) => {
+        if (run(revokeSql, [issuedAt, issuedAt, rotation.previousId]) !== 1) return false;
+        run(insertRefreshSql, [...shared, rotation.refresh.id, rotation.refresh.tokenHash, rotation.authTime, rotation.refresh.expiresAt]);
+        run(insertAccessSql, [...shared, rotation.access.id, rotation.access.tokenHash, rotation.refresh.id, rotation.access.expiresAt]);
+        return true;
+      });
+      if (now) return now.value;
       return database.atomically(
         async () => {
           const revoked = await db.executeQuery(CompiledQuery.raw(revokeSql, [issuedAt, issuedAt, rotation.previousId]));
