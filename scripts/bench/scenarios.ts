@@ -15,6 +15,8 @@ export interface Target {
   introspectors?: { basic: string; accessToken: string }[];
   /** The session cookie get-session reads (ours only). */
   cookie?: string;
+  /** When given, get-session requests carry these sessions' cookies in turn. */
+  cookies?: string[];
   /** Refresh chains for one round, and the Basic credentials of the client they belong to. */
   refreshBasic: string;
   refreshTokens: string[];
@@ -42,7 +44,8 @@ export function scenarios(t: Target): Scenario[] {
     list.push({
       name: "get-session",
       path: t.paths.getSession,
-      options: { method: "GET", headers: { cookie: t.cookie } },
+      // autocannon sends a connection's requests in turn, so each connection rotates over the sessions.
+      options: { requests: (t.cookies?.length ? t.cookies : [t.cookie]).map((cookie) => ({ method: "GET", path: t.paths.getSession!, headers: { cookie } })) as any },
       verify: (b) => b.includes('"session"') && b.includes('"user"'),
     });
   }
