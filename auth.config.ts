@@ -102,6 +102,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
   // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
   const selectedIdentity = selectedIdentityReader(database);
+  const userInfoProfile = userInfoProfileClaims(selectedIdentity);
   const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
   return {
@@ -267,7 +268,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         async customUserInfoClaims({ user, scopes, jwt }) {
           // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
           assertTokenForUserInfo(jwt, url(`${BASE_PATH}${AUTH_PATHS.userinfo}`));
-          return profileClaims(selectedIdentity, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+          return userInfoProfile({ user, scopes, jwt });
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
         extensions: [
@@ -343,6 +344,15 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
 /** What an access token says beyond RFC 7662's fields: the BAP identity it speaks for, with `profile`. */
 export async function accessTokenClaims({ scopes, referenceId }: { scopes: string[]; referenceId?: string }): Promise<Record<string, unknown>> {
   return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
+}
+
+/**
+ * Userinfo's own claims (customUserInfoClaims, after its audience check; the fast lane's
+ * userinfo too): the profile the token's `bap_id` names, else the primary one.
+ */
+export function userInfoProfileClaims(selectedIdentity: ReturnType<typeof selectedIdentityReader>) {
+  return ({ user, scopes, jwt }: { user: { id: string; pubkey?: unknown }; scopes: readonly string[]; jwt: Record<string, unknown> }) =>
+    profileClaims(selectedIdentity, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
 }
 
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
