@@ -1,5 +1,6 @@
 import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
+import { USER_CLAIM_COLUMNS } from "./introspection.js";
 
 /**
  * oauth-provider's access tokens as the fast userinfo (plugins/fast-lane/userinfo.ts) reads them:
@@ -77,12 +78,7 @@ export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "readRo
       "c.clientDiscoveryId",
       "s.id as sessionRowId",
       "s.expiresAt as sessionExpiresAt",
-      "u.id as userRowId",
-      "u.name as userName",
-      "u.email as userEmail",
-      "u.emailVerified as userEmailVerified",
-      "u.image as userImage",
-      "u.pubkey as userPubkey",
+      ...USER_CLAIM_COLUMNS,
     ])
     .where("t.token", "=", "")
     .compile().sql;
