@@ -10,10 +10,10 @@ button.secondary{background:#e7e5e4;color:#1c1917}.error{background:#fee2e2;colo
 .row{display:flex;gap:.75rem}fieldset{border:1px solid #d6d3d1;border-radius:8px;margin:1rem 0}label.choice{font-weight:400;display:flex;gap:.5rem;align-items:center}.muted{color:#57534e;font-size:.9rem}ul.scopes{padding-left:1.2rem}img.icon{width:48px;height:48px;border-radius:8px}
 section.key-sign-in{border-top:1px solid #d6d3d1;margin-top:1.5rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}select{width:100%;padding:.6rem;border:1px solid #a8a29e;border-radius:8px;font:inherit}
 main.wide{max-width:48rem}section.card{border-top:1px solid #d6d3d1;margin-top:1.5rem}h3{font-size:1rem;margin:1rem 0 .25rem}
+nav.account ul{list-style:none;padding:0;margin:0 0 1.25rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.9rem}nav.account a[aria-current=page]{font-weight:700;color:#1c1917;text-decoration:none}ul.sections{padding-left:1.2rem;margin:.25rem 0}ul.sections li:target{font-weight:700}
 table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:left;padding:.45rem .3rem;border-bottom:1px solid #e7e5e4;vertical-align:top}td code{overflow-wrap:anywhere}
 form.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0}form.inline button,form.inline input,form.inline select{margin:0;padding:.35rem .7rem;width:auto}
-.notice{background:#dcfce7;color:#14532d;padding:.6rem;border-radius:8px}.warning{background:#fef3c7;color:#78350f;padding:.6rem;border-radius:8px}.codes{font-family:ui-monospace,monospace;columns:2}svg.qr{width:12rem;height:12rem}
-nav.account ul{list-style:none;padding:0;margin:0 0 1.25rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.9rem}nav.account a[aria-current=page]{font-weight:700;color:#1c1917;text-decoration:none}ul.sections{padding-left:1.2rem;margin:.25rem 0}ul.sections li:target{font-weight:700}
+.notice{background:#dcfce7;color:#14532d;padding:.6rem;border-radius:8px}.warning{background:#fef3c7;color:#78350f;padding:.6rem;border-radius:8px}.codes{font-family:ui-monospace,monospace;columns:2}svg.qr{width:12rem;height:12rem}nav.toc{font-size:.9rem}
 `;
 
 export function Layout(props: { title: string; children: Child; /** The account page's wider column. */ wide?: boolean }) {
