@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { signInFirst, type PageContext, type PageEnv } from "../page-env.js";
-import { html } from "../render.js";
+import { html, redirectWith } from "../render.js";
 import { AccountOverview, AccountPage, type AccountFrame } from "./account-page.js";
 import { agentAccountRoutes } from "./agents.js";
 import { appRoutes } from "./apps.js";
@@ -43,8 +43,8 @@ function frameOf(c: PageContext): AccountFrame {
 function showOverview(c: PageContext) {
   const search = new URL(c.req.url).search;
   const notice = sectionOfNotice(c.req.query("notice"));
-  if (c.req.query("subscription") !== undefined) return c.redirect(`${pageOfSection("subscription")}${search}`, 303);
-  if (notice) return c.redirect(`${pageOfSection(notice)}${search}`, 303);
+  if (c.req.query("subscription") !== undefined) return redirectWith(null, `${pageOfSection("subscription")}${search}`);
+  if (notice) return redirectWith(null, `${pageOfSection(notice)}${search}`);
   return html(c, <AccountOverview {...frameOf(c)} />);
 }
 

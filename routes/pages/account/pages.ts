@@ -2,8 +2,9 @@
  * The account area's map: a short overview at /account and a few pages, each holding some
  * sections (the `<section id>` of one card). It is the one place that says which section lives
  * on which page: the navigation, the overview's list, and every form's way back (outcome.ts)
- * read it. A section listed here is shown once sections.tsx gives it a view; until then it is
- * left out of the page and the overview.
+ * read it. A section listed here is shown once sections.tsx gives it a view (one line there);
+ * until then it is left out of the page and the overview. The plan page lists the billing,
+ * branding, analytics and support sections ahead of their views.
  */
 export const ACCOUNT_PATH = "/account";
 
