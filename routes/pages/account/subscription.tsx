@@ -98,7 +98,7 @@ async function checkout(c: PageContext) {
   const form = v.safeParse(CheckoutForm, await readForm(c));
   if (!form.success) return backWithError(null, "subscription", "INVALID_INPUT");
   const { page, session } = c.var;
-  const deps = { stripe: page.billing.stripe, settings: page.billing.stripeSettings, authUrl: page.authUrl, logger: page.logger };
+  const deps = { stripe: page.billing.stripe, settings: page.billing.stripeSettings, authUrl: page.authUrl, db: page.db, logger: page.logger };
   try {
     const { url } = await startCheckout(deps, session.user, form.output.tier, form.output.interval);
     return redirectWith(null, url);
