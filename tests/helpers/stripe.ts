@@ -36,7 +36,8 @@ const stripeId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex"
  * `failPayment`, `cancel` (at period end, as the customer portal does) and `end` (the
  * subscription is over); each answers the object the matching webhook event carries.
  * `checkoutPage`: each session's url is a page on the stand-in that redirects to its success_url
- * (a buyer who paid), for browser tests; otherwise an address on Stripe's pattern that goes nowhere.
+ * (a buyer who paid), and each portal session's url one that redirects to its return_url, for
+ * browser tests; otherwise an address on Stripe's pattern that goes nowhere.
  */
 export async function startStripeStandIn(options: { secretKey: string; prices: string[]; oneTimePrices?: string[]; checkoutPage?: boolean }) {
   const checkouts: Array<Record<string, string>> = [];
@@ -55,7 +56,7 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
     const invalid = (message: string, param?: string, code?: string) => send(400, { error: { type: "invalid_request_error", message, ...(param ? { param } : {}), ...(code ? { code } : {}) } });
     const missing = (what: string, id: string) => send(404, { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}: '${id}'` } });
     // With `checkoutPage`, the session's url is a page here that "pays" at once: straight back to its success_url.
-    const page = /^\/c\/pay\/(cs_test_[0-9a-f]+)$/.exec(req.url ?? "");
+    const page = /^\/(?:c\/pay|p\/session)\/((?:cs_test|bps)_[0-9a-f]+)$/.exec(req.url ?? "");
     if (req.method === "GET" && page) {
       const back = successUrls.get(page[1]!);
       return back ? void res.writeHead(303, { location: back }).end() : void res.writeHead(404).end();
@@ -74,7 +75,9 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
       if (!customers.has(customer)) return invalid(`No such customer: '${customer}'`, "customer", "resource_missing");
       portalSessions.push(form);
       const id = stripeId("bps");
-      return send(200, { id, object: "billing_portal.session", customer, return_url: form.return_url ?? null, url: `https://billing.stripe.test/p/session/${id}`, livemode: false, created: unix(Date.now()) });
+      if (form.return_url) successUrls.set(id, form.return_url);
+      const portalUrl = options.checkoutPage ? `${url}/p/session/${id}` : `https://billing.stripe.test/p/session/${id}`;
+      return send(200, { id, object: "billing_portal.session", customer, return_url: form.return_url ?? null, url: portalUrl, livemode: false, created: unix(Date.now()) });
     }
     if (req.method !== "POST" || path !== "/v1/checkout/sessions") return send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${req.method}: ${req.url})` } });
     const price = form["line_items[0][price]"];

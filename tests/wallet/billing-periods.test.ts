@@ -4,6 +4,8 @@ import type { PaidTierId } from "../../plugins/subscriptions/tiers.js";
 import { newIdentity, registerIdentity } from "../helpers/bap.js";
 import { startIndexer, txo } from "../helpers/ordinals.js";
 import { signUp } from "../helpers/oauth.js";
+import { addCookies } from "../helpers/browser.js";
+import { useBrowser } from "../helpers/fixtures.js";
 import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
 import { paymentOf, signedEvent, startMintStandIn, startStripeStandIn, until, webhook } from "../helpers/stripe.js";
 import { CONNECT, newWallet, walletToken, type Wallet } from "../helpers/wallet.js";
@@ -26,10 +28,11 @@ let indexer: Awaited<ReturnType<typeof startIndexer>>;
 let stripe: Awaited<ReturnType<typeof startStripeStandIn>>;
 let mint: Awaited<ReturnType<typeof startMintStandIn>>;
 let server: TestServer;
+const browser = useBrowser();
 
 beforeAll(async () => {
   indexer = await startIndexer();
-  stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: Object.values(PRICES), oneTimePrices: [ONE_TIME] });
+  stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: Object.values(PRICES), oneTimePrices: [ONE_TIME], checkoutPage: true });
   mint = await startMintStandIn({ failFirst: 0 });
   server = await startTestServer(
     {
@@ -314,7 +317,7 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
     const res = await server.api("/api/subscription/portal", { method: "POST", cookie: person.cookie });
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(res.json.url).toMatch(/^https:\/\/billing\.stripe\.test\/p\/session\/bps_/);
+    expect(res.json.url.startsWith(`${stripe.url}/p/session/bps_`)).toBe(true);
     expect(stripe.portalSessions.at(-1)).toEqual({ customer: bought.subscription.customer, return_url: `${server.url}/account#billing` });
 
     await startCheckout(person, "pro");
@@ -333,7 +336,7 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
     expect(page.text).toContain('action="/account/billing/portal"');
     const go = await postForm(server, "/account/billing/portal", {}, { cookie: person.cookie, origin: server.url });
     expect(go.status).toBe(303);
-    expect(go.headers.get("location")).toMatch(/^https:\/\/billing\.stripe\.test\/p\/session\/bps_/);
+    expect(go.headers.get("location")!.startsWith(`${stripe.url}/p/session/bps_`)).toBe(true);
     expect(stripe.portalSessions.at(-1)!.customer).toBe(bought.subscription.customer);
 
     // Someone who never paid sees no button; a cross-site post is refused.
@@ -341,5 +344,24 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
     expect((await server.api("/account", { cookie: stranger.cookie })).text).not.toContain('action="/account/billing/portal"');
     const crossSite = await postForm(server, "/account/billing/portal", {}, { cookie: person.cookie, origin: "https://evil.example" });
     expect(crossSite.status).toBe(403);
+  });
+});
+
+describe("Manage billing in Chromium", () => {
+  it("shows the paid period on /account and goes through Stripe's portal back to the plan section", async () => {
+    const person = await personWithWallet();
+    const end = seconds(3_600_000);
+    await subscribe(person, "pro", end);
+    const page = await browser.page();
+    await addCookies(page.context(), person.cookie, server.url);
+    await page.goto(`${server.url}/account`);
+    const plan = page.locator("#subscription");
+    await expect(plan.locator("[data-tier]").textContent()).resolves.toBe("Pro");
+    await expect(plan.locator(`time[datetime="${iso(end)}"]`).count()).resolves.toBe(1);
+    await expect(plan.textContent()).resolves.toMatch(/Paid until .* it renews then unless you cancel/);
+    const portals = stripe.portalSessions.length;
+    await Promise.all([page.waitForURL(`${server.url}/account#billing`), page.getByRole("button", { name: "Manage billing", exact: true }).click()]);
+    expect(stripe.portalSessions).toHaveLength(portals + 1);
+    await expect(page.locator("#billing").isVisible()).resolves.toBe(true);
   });
 });
