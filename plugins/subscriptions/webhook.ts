@@ -7,6 +7,7 @@ import { enqueueMint, findMintJobByPayment, updatePeriod, type Period } from "./
 import { findPaymentByCheckoutSession, findPaymentByIntent, findPaymentBySubscription, flagPayment, insertPayment, setPaymentStatus, type SubscriptionPayment } from "./payment-store.js";
 import { INTERVALS, PAID_TIER_IDS, type PaidTierId } from "./tiers.js";
 import type { Database } from "../../lib/db/tables.js";
+import type { Config } from "../../lib/env.js";
 
 /**
  * Spec, "Events": what each Stripe event does. Every event is applied at most once: its id is
@@ -38,6 +39,8 @@ export interface WebhookDeps {
   mintWaitReason: string | null;
   /** The Stripe SDK, to read a new subscription's period; null: STRIPE_SECRET_KEY is not set. */
   stripe: Stripe | null;
+  /** The configured prices (STRIPE_PRICE_*): which tier and interval a subscription's price is. */
+  prices: Config["stripe"]["prices"];
 }
 
 export async function handleStripeEvent(db: Kysely<Database>, event: Stripe.Event, deps: WebhookDeps): Promise<WebhookOutcome> {
@@ -75,6 +78,10 @@ async function apply(db: Kysely<Database>, event: Stripe.Event, deps: WebhookDep
     case "customer.subscription.deleted": {
       const sub = event.data.object;
       const ended = event.type === "customer.subscription.deleted";
+      if (!ended) {
+        const changed = await planChanged(db, sub, event.id, deps);
+        if (changed) return changed;
+      }
       const change = { subscriptionStatus: ended ? "canceled" : sub.status, cancelAtPeriodEnd: ended || cancels(sub) };
       return subscriptionChanged(db, sub.id, change, logger, ended ? "subscription ended" : `subscription ${sub.status}${change.cancelAtPeriodEnd ? ", cancelled at period end" : ""}`);
     }
@@ -216,6 +223,41 @@ async function subscriptionChanged(db: Kysely<Database>, subscriptionId: string 
   if (change.subscriptionStatus === "past_due") logger.warn(`${what}; the tier ends with its period unless a retry succeeds`, fields);
   else logger.info(what, fields);
   return { mintQueued: false, users: [payment.userId] };
+}
+
+/** The tier and interval a configured price id is for, or null. */
+function tierOfPrice(prices: Config["stripe"]["prices"], price: string | undefined): { tier: PaidTierId; interval: string } | null {
+  for (const tier of PAID_TIER_IDS) for (const interval of INTERVALS) if (price && prices[tier][interval] === price) return { tier, interval };
+  return null;
+}
+
+/**
+ * A subscription moved to another tier's price (in the customer portal): the NFT of the tier
+ * it had keeps the period already paid and no longer renews; an NFT of the new tier is queued
+ * with the subscription's current period, and from now on the subscription's invoices extend
+ * that one (the latest payment of a subscription is the one its events apply to). Null when
+ * the tier did not change (same tier, another interval or card: the usual update).
+ */
+async function planChanged(db: Kysely<Database>, sub: Stripe.Subscription, eventId: string, deps: WebhookDeps): Promise<Effect | null> {
+  const payment = await findPaymentBySubscription(db, sub.id);
+  const now = tierOfPrice(deps.prices, sub.items?.data?.[0]?.price?.id);
+  if (!payment || !now || now.tier === payment.tier || !["active", "trialing"].includes(sub.status)) return null;
+  await updatePeriod(db, payment.id, { subscriptionStatus: "replaced", cancelAtPeriodEnd: true });
+  const next = await insertPayment(db, {
+    // No Checkout is behind a plan change: the record is keyed by the subscription and the event.
+    checkoutSessionId: `${sub.id}/${eventId}`,
+    userId: payment.userId,
+    tier: now.tier,
+    interval: now.interval,
+    paymentIntentId: null,
+    amountTotal: null,
+    currency: null,
+    paymentStatus: "paid",
+    subscriptionId: sub.id,
+    customerId: idOf(sub.customer),
+  });
+  deps.logger.info("subscription moved to another tier", { subscriptionId: sub.id, from: payment.tier, to: now.tier, userId: payment.userId });
+  return queueMint(db, next, periodOfSubscription(sub), deps.mintWaitReason, deps.logger);
 }
 
 /** Spec, "Subscription (flow)": a refund or dispute only flags the record and is logged; nothing is revoked. */

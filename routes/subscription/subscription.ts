@@ -76,7 +76,7 @@ async function receiveWebhook(c: Ctx) {
     if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature("The Stripe-Signature does not match this body, or its timestamp is too old.");
     throw problems.badRequest("The webhook body is not a Stripe event.");
   }
-  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason, stripe });
+  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason, stripe, prices: settings.prices });
   if (outcome.mintQueued) onMintQueued();
   // The buyer's next answer is checked afresh (another holder of the NFT sees the change within the tier cache's time).
   for (const userId of outcome.users) tiers.forget(userId);

@@ -201,6 +201,12 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
       const item = sub.items.data[0]!;
       return invoiceOf(sub, item.current_period_end, "open", "subscription_cycle");
     },
+    /** Moved to another price in the customer portal; answers the subscription (customer.subscription.updated). */
+    changePrice(subscriptionId: string, price: string) {
+      const sub = subscriptionOf(subscriptionId);
+      sub.items.data[0]!.price.id = price;
+      return sub;
+    },
     /** Cancelled in the customer portal, at the end of the period; answers the subscription (customer.subscription.updated). */
     cancel(subscriptionId: string) {
       const sub = subscriptionOf(subscriptionId);

@@ -227,6 +227,32 @@ describe("a month that ends", () => {
     expect((await status(buyer.cookie)).json).toEqual({ tier: "free", isActive: true });
   });
 
+  it("a move to another tier's price in the portal mints that tier's NFT; the old one keeps what was paid and no longer renews", { timeout: 30_000 }, async () => {
+    const person = await personWithWallet();
+    const end = seconds(3_600_000);
+    const plus = await subscribe(person, "plus", end);
+    // Same tier, another interval: an ordinary update, nothing minted.
+    await deliver("customer.subscription.updated", stripe.changePrice(plus.subscription.id, PRICES.plusAnnual));
+    expect(await jobsOf(person.user.id)).toHaveLength(1);
+
+    await deliver("customer.subscription.updated", stripe.changePrice(plus.subscription.id, PRICES.pro));
+    const pro = await until("the pro mint", async () => (await jobsOf(person.user.id)).find((j) => j.tier === "pro" && j.status === "done"), 15_000);
+    expect(new Date(pro.periodEnd as string | Date).toISOString()).toBe(iso(end));
+    indexer.script(person.wallet.address, {
+      kind: "ok",
+      txos: [txo(person.wallet.address, { origin: plus.origin, collectionId: COLLECTIONS.plus }), txo(person.wallet.address, { origin: pro.nftOrigin!, collectionId: COLLECTIONS.pro })],
+    });
+    expect((await status(person.cookie)).json).toMatchObject({ tier: "pro", nftOrigin: pro.nftOrigin, periodEnd: iso(end), renews: true });
+    // The next invoice extends the pro NFT, not the plus one.
+    const later = seconds(7_200_000);
+    await deliver("invoice.paid", stripe.renew(plus.subscription.id, later));
+    const jobs = await jobsOf(person.user.id);
+    const byTier = Object.fromEntries(jobs.map((j) => [j.tier, j]));
+    expect(new Date(byTier.pro!.periodEnd as string | Date).toISOString()).toBe(iso(later));
+    expect(new Date(byTier.plus!.periodEnd as string | Date).toISOString()).toBe(iso(end));
+    expect(byTier.plus).toMatchObject({ subscriptionStatus: "replaced" });
+  });
+
   it("an NFT of ours whose period has ended counts for nobody", async () => {
     const person = await personWithWallet();
     const { origin } = await subscribe(person, "plus", seconds(-1_000));
