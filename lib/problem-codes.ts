@@ -49,6 +49,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   PAYMENTS_NOT_CONFIGURED: { status: 503, detail: "Payments are not configured on this server." },
   /** checkout: no Stripe price is configured for that tier and interval (spec, Errors 8: 400). */
   PRICE_NOT_CONFIGURED: { status: 400, detail: "No price is configured for that tier and interval." },
+  /** billing portal: the person has never paid through Stripe here, so there is no billing to manage. */
+  NO_BILLING_ACCOUNT: { status: 404, detail: "There is no billing account for you here: you have not subscribed to a paid tier." },
   /** webhook: STRIPE_WEBHOOK_SECRET is not set, so no event can be verified. */
   WEBHOOK_NOT_CONFIGURED: { status: 503, detail: "The payment webhook is not configured on this server." },
   /** webhook: the Stripe-Signature header is missing, wrong or too old. */

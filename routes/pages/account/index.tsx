@@ -15,6 +15,7 @@ import { profileRoutes } from "./profile.js";
 import { shownSections } from "./sections.js";
 import { sessionRoutes } from "./sessions.js";
 import { subscriptionRoutes } from "./subscription.js";
+import { billingRoutes } from "./billing.js";
 import { walletRoutes } from "./wallets.js";
 import { twoFactorRoutes } from "./two-factor.js";
 
@@ -73,6 +74,7 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, identityRoutes)
   .route(ACCOUNT_PATH, appRoutes)
   .route(ACCOUNT_PATH, subscriptionRoutes)
+  .route(ACCOUNT_PATH, billingRoutes)
   .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)

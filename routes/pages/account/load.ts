@@ -3,6 +3,7 @@ import type { BrowserAsset } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
 import { listBapIdentities, listLinkedAccounts } from "../../../plugins/accounts/store.js";
 import { isTierId } from "../../../plugins/subscriptions/tiers.js";
+import { findCustomerOf } from "../../../plugins/subscriptions/payment-store.js";
 import { userNfts } from "../../../plugins/wallet/ownership.js";
 import { listConnections } from "../../../plugins/wallet/store.js";
 import { offersAbove, type SubscriptionView } from "./subscription.js";
@@ -56,17 +57,22 @@ function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
 /** The tier ownership says the person holds; when that cannot be told in time, the tier last recorded. */
 export async function loadSubscription(deps: PageDeps, userId: string): Promise<SubscriptionView> {
   const { tiers, stripe, stripeSettings } = deps.billing;
-  const checked = await within(tiers.status(userId), INDEXER_DEADLINE_MS).catch((err: unknown) => {
-    deps.logger?.warn("account page: tier check failed", { err, userId });
-    return "late" as const;
-  });
+  const [checked, customer] = await Promise.all([
+    within(tiers.status(userId), INDEXER_DEADLINE_MS).catch((err: unknown) => {
+      deps.logger?.warn("account page: tier check failed", { err, userId });
+      return "late" as const;
+    }),
+    findCustomerOf(deps.db, userId),
+  ]);
   let tier;
   if (checked === "late") {
     const recorded = await findRecordedTier(deps.db, userId);
     tier = isTierId(recorded) ? recorded : "free";
   } else tier = checked.tier;
   const lastVerified = checked !== "late" && checked.lastVerified ? new Date(checked.lastVerified) : null;
-  return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [] };
+  const periodEnd = checked !== "late" && checked.periodEnd ? new Date(checked.periodEnd) : null;
+  const billing = { periodEnd, renews: checked !== "late" && Boolean(checked.renews), hasBilling: Boolean(stripe && customer) };
+  return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [], billing };
 }
 
 /** The NFTs of the person's wallets, as far as the indexer answers within the deadline; null (no indexer call) without a wallet. */

@@ -97,6 +97,8 @@ const OUR_WORDS: Record<string, string> = {
   PAYMENTS_NOT_CONFIGURED: "This server does not take payments.",
   PRICE_NOT_CONFIGURED: "That plan cannot be bought for that period here.",
   CHECKOUT_FAILED: "The payment page could not be opened. Try again in a minute.",
+  NO_BILLING_ACCOUNT: "You have no billing to manage here: you have not subscribed to a paid plan.",
+  PORTAL_FAILED: "The billing page could not be opened. Try again in a minute.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
