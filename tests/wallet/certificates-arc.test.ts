@@ -38,7 +38,10 @@ afterAll(async () => {
   await indexer?.close();
 });
 
+/** Every log line, at debug level: the funding key must never be in one. */
+const lines: string[] = [];
 const server = useTestServer(() => ({
+  LOG_LEVEL: "debug",
   CERTIFICATE_ISSUANCE_ENABLED: "true",
   CERTIFICATE_REVOCATION_DEPTH: "2",
   CERTIFICATE_FUNDING_KEY: fundingKey.toWif(),
@@ -46,7 +49,7 @@ const server = useTestServer(() => ({
   ARC_API_KEY: ARC_KEY,
   ORDINALS_API_URL: indexer.url,
   OUTBOUND_ALLOW_PRIVATE: "true",
-}));
+}), { logDestination: { write: (line: string) => void lines.push(line) } });
 
 const certifierKey = async () => (await server.api("/.well-known/auth")).json.identityKey as string;
 const revoke = (peer: ReturnType<typeof peerClient>, serial: string) => peer.client.fetch(`${server.url}/api/certificates/revoke/${encodeURIComponent(serial)}`, { method: "POST" });
@@ -139,6 +142,7 @@ describe("certificate issuance through ARC", () => {
       expect(refused.json).toMatchObject({ code: "REVOCATION_FUNDING_UNAVAILABLE", status: 503, title: expect.any(String), detail: expect.any(String) });
       // The broadcaster's own words stay in the log.
       expect(JSON.stringify(refused.json)).not.toMatch(/scripted outage|ARC/);
+      expect(lines.some((line) => line.includes("revocation outpoint not funded") && line.includes("503"))).toBe(true);
       const prepared = await revoke(peer, serial);
       expect(prepared.status).toBe(202);
       expect((await prepared.json()).revocation.state).toBe("prepared");
@@ -148,6 +152,12 @@ describe("certificate issuance through ARC", () => {
     const moved = await revoke(peer, serial);
     expect((await moved.json()).revocation.state).toBe("broadcast");
     expect((await statusOf(serial)).state).toBe("observed");
+  });
+
+  it("never logs the funding key, in any form", () => {
+    expect(lines.length).toBeGreaterThan(0);
+    const all = lines.join("\n");
+    for (const form of [fundingKey.toWif(), fundingKey.toHex(), fundingKey.toHex().padStart(64, "0")]) expect(all).not.toContain(form);
   });
 
   it("answers eligibility for every catalog type, each issuable or saying why not", async () => {
