@@ -31,6 +31,7 @@ import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
 import { arcRevocationChain } from "./plugins/certificates/arc-chain.js";
 import { indexerFundingSource } from "./plugins/certificates/funding.js";
+import { startRevocationWatch } from "./plugins/certificates/revocation-watch.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -51,6 +52,8 @@ export interface StartOptions {
   deprecations?: readonly DeprecatedRoute[];
   /** Certificates' collaborators: the revocation chain (default: ARC with CERTIFICATE_FUNDING_KEY, else none) and the catalog's type IDs of what we attest. */
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
+  /** How often revocations in progress are moved on without a request (plugins/certificates/revocation-watch.ts). Default: every minute. */
+  revocationWatch?: { everyMs?: number };
   /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
   auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
   /** Reorders app.ts's table of route families (tests/ops/route-families.test.ts: the order does not matter). */
@@ -112,6 +115,10 @@ export async function start(config: Config, options: StartOptions = {}) {
   const binding = findCertificateTypeByKey("bapWalletBinding");
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
   const certificates = { chain: options.certificates?.chain ?? revocationChain(config, shared.safeFetch), typeIds: options.certificates?.typeIds ?? catalogIds };
+  // Revocations go on to `confirmed` without anyone asking, once there is a chain to ask.
+  const revocationWatch = certificates.chain.enabled
+    ? startRevocationWatch({ db: database.db, chain: certificates.chain, depth: config.certificates.revocationDepth, logger, everyMs: options.revocationWatch?.everyMs })
+    : null;
   // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
   const jwks = jwksDocument(auth, shared.jwks);
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks, order: options.routeOrder });
@@ -196,6 +203,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       await mintWorker?.stop();
       expiry?.stop();
       assertionExpiry.stop();
+      revocationWatch?.stop();
       await auditRetention?.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());

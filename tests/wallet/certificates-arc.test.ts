@@ -6,6 +6,7 @@ import { loadEnv } from "../../lib/env.js";
 import { startArc } from "../helpers/arc.js";
 import { bindWallet, requestCertificate } from "../helpers/certificates.js";
 import { useTempDirs, useTestServer } from "../helpers/fixtures.js";
+import type { TestServer } from "../helpers/server.js";
 import { peerClient } from "../helpers/mutual-auth.js";
 import { startIndexer, txo } from "../helpers/ordinals.js";
 import { personWithIdentity } from "../helpers/wallet.js";
@@ -20,6 +21,11 @@ const BINDING_TYPE = certificateTypeId(findCertificateTypeByKey("bapWalletBindin
 const ARC_KEY = "arc-test-api-key";
 const fundingKey = PrivateKey.fromRandom();
 const fundingAddress = fundingKey.toAddress();
+/** The second server's own funding key (two processes must not spend the same coins). */
+const watchedKey = PrivateKey.fromRandom();
+
+/** A plain coin (no ordinal) as the indexer lists it. */
+const plainTxo = (c: { txid: string; vout: number; satoshis: number }, owner: string) => ({ txid: c.txid, vout: c.vout, outpoint: `${c.txid}_${c.vout}`, satoshis: c.satoshis, owner, height: 869_990, idx: "1", script: "", origin: null });
 
 let arc: Awaited<ReturnType<typeof startArc>>;
 let indexer: Awaited<ReturnType<typeof startIndexer>>;
@@ -31,7 +37,9 @@ beforeAll(async () => {
   coin = arc.coin(new P2PKH().lock(fundingAddress), 20_000);
   // The indexer lists an ordinal (1 satoshi, an origin) first: spending it would burn an NFT, and
   // the ARC stand-in does not know it, so a funding transaction that took it would be refused.
-  indexer.script(fundingAddress, { kind: "ok", txos: [txo(fundingAddress), { txid: coin.txid, vout: 0, outpoint: `${coin.txid}_0`, satoshis: coin.satoshis, owner: fundingAddress, height: 869_990, idx: "1", script: "", origin: null }] });
+  indexer.script(fundingAddress, { kind: "ok", txos: [txo(fundingAddress), plainTxo(coin, fundingAddress)] });
+  const watchedCoin = arc.coin(new P2PKH().lock(watchedKey.toAddress()), 20_000);
+  indexer.script(watchedKey.toAddress(), { kind: "ok", txos: [plainTxo(watchedCoin, watchedKey.toAddress())] });
 });
 afterAll(async () => {
   await arc?.close();
@@ -40,7 +48,7 @@ afterAll(async () => {
 
 /** Every log line, at debug level: the funding key must never be in one. */
 const lines: string[] = [];
-const server = useTestServer(() => ({
+const mainServer = useTestServer(() => ({
   LOG_LEVEL: "debug",
   CERTIFICATE_ISSUANCE_ENABLED: "true",
   CERTIFICATE_REVOCATION_DEPTH: "2",
@@ -49,18 +57,19 @@ const server = useTestServer(() => ({
   ARC_API_KEY: ARC_KEY,
   ORDINALS_API_URL: indexer.url,
   OUTBOUND_ALLOW_PRIVATE: "true",
-}), { logDestination: { write: (line: string) => void lines.push(line) } });
+}), { logDestination: { write: (line: string) => void lines.push(line) }, revocationWatch: { everyMs: 3_600_000 } });
 
-const certifierKey = async () => (await server.api("/.well-known/auth")).json.identityKey as string;
+const server = mainServer;
+const certifierKey = async (on: TestServer = mainServer) => (await on.api("/.well-known/auth")).json.identityKey as string;
 const revoke = (peer: ReturnType<typeof peerClient>, serial: string) => peer.client.fetch(`${server.url}/api/certificates/revoke/${encodeURIComponent(serial)}`, { method: "POST" });
 const statusOf = async (serial: string) => (await server.api(`/api/certificates/status/${encodeURIComponent(serial)}`)).json.revocation;
 
 /** A person with a wallet bound to a fresh identity, and a bapWalletBinding certificate request for it. */
-async function issue() {
+async function issue(server: TestServer = mainServer) {
   const person = await personWithIdentity(server);
   const peer = peerClient();
   const binding = await bindWallet(server, person, peer.key);
-  const request = await requestCertificate(server, peer, await certifierKey(), BINDING_TYPE, { bapId: person.id.bapId, verifiedAt: binding.verifiedAt });
+  const request = await requestCertificate(server, peer, await certifierKey(server), BINDING_TYPE, { bapId: person.id.bapId, verifiedAt: binding.verifiedAt });
   return { person, peer, ...request };
 }
 
@@ -175,6 +184,37 @@ describe("certificate issuance through ARC", () => {
     }
     expect(types.find((t) => t.key === "bapWalletBinding")).toMatchObject({ eligible: true, issuable: true });
     expect(types.filter((t) => t.issuable).map((t) => t.key)).toEqual(["bapWalletBinding"]);
+  });
+});
+
+describe("the revocation watch (no request needed)", () => {
+  const watched = useTestServer(
+    () => ({ CERTIFICATE_ISSUANCE_ENABLED: "true", CERTIFICATE_REVOCATION_DEPTH: "2", CERTIFICATE_FUNDING_KEY: watchedKey.toHex(), ARC_URL: arc.url, ARC_API_KEY: ARC_KEY, ORDINALS_API_URL: indexer.url, OUTBOUND_ALLOW_PRIVATE: "true" }),
+    { revocationWatch: { everyMs: 150 } },
+  );
+  const stateOf = async (serial: string) => (await watched.db.selectFrom("issuedCertificate").select("revocationState").where("serialNumber", "=", serial).executeTakeFirstOrThrow()).revocationState;
+  async function until(serial: string, state: string) {
+    for (let i = 0; i < 100 && (await stateOf(serial)) !== state; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    return stateOf(serial);
+  }
+
+  it("sends a revocation left prepared while ARC was down, and follows it to confirmed", async () => {
+    const { peer, json, res } = await issue(watched);
+    expect(res.status).toBe(200);
+    const serial = json.certificate.serialNumber as string;
+    arc.state.down = true;
+    try {
+      const prepared = await peer.client.fetch(`${watched.url}/api/certificates/revoke/${encodeURIComponent(serial)}`, { method: "POST" });
+      expect((await prepared.json()).revocation.state).toBe("prepared");
+    } finally {
+      arc.state.down = false;
+    }
+    // Nobody asks again: the watch broadcasts it, sees it on the network, then counts the blocks.
+    expect(await until(serial, "observed")).toBe("observed");
+    expect(arc.spenderOf(json.certificate.revocationOutpoint)).toBeTruthy();
+    arc.mine();
+    arc.mine();
+    expect(await until(serial, "confirmed")).toBe("confirmed");
   });
 });
 

@@ -73,7 +73,7 @@ describe("certificates with issuance off (the default)", () => {
 
 describe("certificates with issuance on", () => {
   const { chain, depth, spent } = fakeChain();
-  const server = useTestServer({ CERTIFICATE_ISSUANCE_ENABLED: "true", CERTIFICATE_REVOCATION_DEPTH: "3" }, { certificates: { chain, typeIds: { bapWalletBinding: BINDING_TYPE } } });
+  const server = useTestServer({ CERTIFICATE_ISSUANCE_ENABLED: "true", CERTIFICATE_REVOCATION_DEPTH: "3" }, { certificates: { chain, typeIds: { bapWalletBinding: BINDING_TYPE } }, revocationWatch: { everyMs: 3_600_000 } });
   const certifierKey = async () => (await server.api("/.well-known/auth")).json.identityKey as string;
 
   it("answers readiness with 503 and status protected", async () => {
