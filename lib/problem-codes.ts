@@ -87,6 +87,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   MUTUAL_AUTH_FAILED: { status: 401, detail: "Mutual authentication failed: the session is unknown or the signature does not match; shake hands again." },
   /** signCertificate while CERTIFICATE_ISSUANCE_ENABLED is off (the default). */
   CERTIFICATE_ISSUANCE_DISABLED: { status: 503, detail: "Certificate issuance is disabled on this server." },
+  /** signCertificate: the revocation chain could not fund the certificate's revocation outpoint now. */
+  REVOCATION_FUNDING_UNAVAILABLE: { status: 503, detail: "A revocation outpoint could not be funded now; try again later." },
   /** signCertificate: the certificate type is not one this server issues. */
   CERTIFICATE_TYPE_NOT_ISSUED: { status: 400, detail: "This server does not issue certificates of that type." },
   /** signCertificate: the clientNonce was not made by the caller for this server (BRC-52). */
