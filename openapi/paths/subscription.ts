@@ -44,7 +44,7 @@ export const subscriptionPaths: Paths = {
     post: {
       tags: ["Subscription"],
       summary: "Open Stripe's customer portal to cancel or change the subscription",
-      description: "A Stripe customer portal session for the signed-in user's Stripe customer, returning to /account#billing.",
+      description: "A Stripe customer portal session for the signed-in user's Stripe customer, returning to /account/plan#billing.",
       security: SESSION,
       responses: {
         200: URL_ANSWER("The portal session's URL."),

@@ -28,7 +28,7 @@ export async function openPortal(deps: PortalDeps, userId: string): Promise<{ ur
   if (!customer) throw problem(PROBLEM_CODES.NO_BILLING_ACCOUNT);
   let session: Stripe.BillingPortal.Session;
   try {
-    session = await stripe.billingPortal.sessions.create({ customer, return_url: `${authUrl}/account#billing` });
+    session = await stripe.billingPortal.sessions.create({ customer, return_url: `${authUrl}/account/plan#billing` });
   } catch (err) {
     logger?.error("Stripe customer portal session failed", { err, userId });
     throw new ProblemError(502, "The payment processor could not open the billing portal; try again shortly.");

@@ -344,7 +344,7 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.json.url.startsWith(`${stripe.url}/p/session/bps_`)).toBe(true);
-    expect(stripe.portalSessions.at(-1)).toEqual({ customer: bought.subscription.customer, return_url: `${server.url}/account#billing` });
+    expect(stripe.portalSessions.at(-1)).toEqual({ customer: bought.subscription.customer, return_url: `${server.url}/account/plan#billing` });
 
     await startCheckout(person, "pro");
     expect(stripe.checkouts.at(-1)).toMatchObject({ customer: bought.subscription.customer });
@@ -380,13 +380,13 @@ describe("Manage billing in Chromium", () => {
     await subscribe(person, "pro", end);
     const page = await browser.page();
     await addCookies(page.context(), person.cookie, server.url);
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/plan`);
     const plan = page.locator("#subscription");
     await expect(plan.locator("[data-tier]").textContent()).resolves.toBe("Pro");
     await expect(plan.locator(`time[datetime="${iso(end)}"]`).count()).resolves.toBe(1);
     await expect(plan.textContent()).resolves.toMatch(/Paid until .* it renews then unless you cancel/);
     const portals = stripe.portalSessions.length;
-    await Promise.all([page.waitForURL(`${server.url}/account#billing`), page.getByRole("button", { name: "Manage billing", exact: true }).click()]);
+    await Promise.all([page.waitForURL(`${server.url}/account/plan#billing`), page.getByRole("button", { name: "Manage billing", exact: true }).click()]);
     expect(stripe.portalSessions).toHaveLength(portals + 1);
     await expect(page.locator("#billing").isVisible()).resolves.toBe(true);
   });
