@@ -240,6 +240,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
         logger,
         socialProviders: signInProviders(config.social),
         billing: { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals },
+        support: { email: config.supportEmail, mailer: shared.mailer, limiter: limits?.supportMessage ?? null },
       }),
     }),
   ];

@@ -55,6 +55,7 @@ export const EnvSchema = v.object({
   SMTP_URL: v.optional(v.string()),
   MAIL_FROM: v.optional(v.string(), "Identity <no-reply@localhost>"),
   MAIL_DISABLED: Bool,
+  SUPPORT_EMAIL: v.optional(v.pipe(v.string(), v.maxLength(320), v.email("must be an e-mail address"))),
   REQUIRE_EMAIL_VERIFICATION: Bool,
   TRUST_PROXY: Bool,
   TRUST_PROXY_HOPS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer("must be a whole number of proxies"), v.minValue(0), v.maxValue(16))),
@@ -219,6 +220,8 @@ function settingsOf(e: Env) {
     mailFrom: e.MAIL_FROM,
     /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
     mailDisabled: e.MAIL_DISABLED,
+    /** Where the account page's Contact support form sends (Plus and Pro); null: no form, the page says so. */
+    supportEmail: e.SUPPORT_EMAIL ?? null,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
     /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
     trustProxy: proxyHops > 0,

@@ -10,6 +10,8 @@ import { ProfileSection } from "./profile.js";
 import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "../../../plugins/accounts/store.js";
 import { SessionsSection } from "./sessions.js";
 import { SubscriptionSection, type SubscriptionView } from "./subscription.js";
+import { AnalyticsSection, type AnalyticsView } from "./analytics.js";
+import { SupportSection, type SupportView } from "./support.js";
 import { TwoFactorSection } from "./two-factor.js";
 import { NftsSection, WalletsSection, type NftsView, type WalletConnectControls } from "./wallets.js";
 import type { WalletConnection } from "../../../plugins/wallet/store.js";
@@ -30,6 +32,8 @@ export interface AccountView {
   organizations: Omit<OrganizationsView, "userId">;
   agents: AgentAccessView;
   subscription: SubscriptionView;
+  analytics: AnalyticsView;
+  support: SupportView;
   wallets: WalletConnection[];
   /** null: no wallet is connected. */
   nfts: NftsView | null;
@@ -45,6 +49,8 @@ const CONTENTS: Array<[string, string]> = [
   ["two-factor", "Two-factor"],
   ["identities", "BAP identities"],
   ["subscription", "Plan"],
+  ["analytics", "Analytics"],
+  ["support", "Support"],
   ["wallets", "Wallets"],
   ["nfts", "NFTs"],
   ["apps", "Apps"],
@@ -80,6 +86,8 @@ export function AccountPage(props: AccountView) {
       <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
       <IdentitiesSection identities={props.identities} />
       <SubscriptionSection view={props.subscription} />
+      <AnalyticsSection view={props.analytics} />
+      <SupportSection view={props.support} />
       <WalletsSection wallets={props.wallets} identities={props.identities} {...props.walletConnectControls} />
       <NftsSection nfts={props.nfts} />
       <AppsSection apps={props.apps} />

@@ -13,6 +13,7 @@ import { passkeyRoutes } from "./passkeys.js";
 import { profileRoutes } from "./profile.js";
 import { sessionRoutes } from "./sessions.js";
 import { subscriptionRoutes } from "./subscription.js";
+import { supportRoutes } from "./support.js";
 import { walletRoutes } from "./wallets.js";
 import { twoFactorRoutes } from "./two-factor.js";
 
@@ -41,6 +42,7 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, identityRoutes)
   .route(ACCOUNT_PATH, appRoutes)
   .route(ACCOUNT_PATH, subscriptionRoutes)
+  .route(ACCOUNT_PATH, supportRoutes)
   .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)

@@ -25,6 +25,7 @@ import { userNfts } from "../../../plugins/wallet/ownership.js";
 import { listConnections } from "../../../plugins/wallet/store.js";
 import { offersAbove, type SubscriptionView } from "./subscription.js";
 import type { NftsView } from "./wallets.js";
+import { loadAnalyticsSection } from "./analytics.js";
 import { findRecordedTier } from "../../../plugins/core-store/users.js";
 
 /**
@@ -95,7 +96,7 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
   ]);
   const orgIds = memberships.map((m) => m.organizationId);
   const managed = memberships.filter((m) => canManage(m.role)).map((m) => m.organizationId);
-  const [members, invitations] = await Promise.all([listOrganizationMembers(db, orgIds), listPendingInvitations(db, managed)]);
+  const [members, invitations, analytics] = await Promise.all([listOrganizationMembers(db, orgIds), listPendingInvitations(db, managed), loadAnalyticsSection(deps, user.id, subscription.tier, search)]);
   return {
     user: { id: user.id, name: user.name, email: user.email, emailVerified: Boolean(user.emailVerified) },
     currentSessionId: session.session.id,
@@ -113,6 +114,8 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     organizations: { memberships, members, invitations, received },
     agents,
     subscription,
+    analytics,
+    support: { tier: subscription.tier, configured: Boolean(deps.support.email), email: user.email },
     wallets,
     nfts: wallets.length ? nfts : null,
     notice: noticeWords(search.get("notice")) ?? subscriptionWords(search.get("subscription")),

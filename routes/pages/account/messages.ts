@@ -42,6 +42,7 @@ export const NOTICES = {
   "wallet-payment-set": "That wallet now receives payments for its identity.",
   "wallet-disconnected": "The wallet was disconnected. The wallet itself and what it holds are unchanged.",
   "wallet-connected": "Your wallet is connected.",
+  "support-sent": "Your message was sent to support. A copy is on its way to your e-mail address.",
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 
@@ -65,6 +66,9 @@ const OUR_WORDS: Record<string, string> = {
   PAYMENTS_NOT_CONFIGURED: "This server does not take payments.",
   PRICE_NOT_CONFIGURED: "That plan cannot be bought for that period here.",
   CHECKOUT_FAILED: "The payment page could not be opened. Try again in a minute.",
+  TIER_REQUIRED: "That comes with a paid plan. Upgrade your plan to use it.",
+  SUPPORT_NOT_CONFIGURED: "Support by e-mail is not set up on this server.",
+  SUPPORT_NOT_SENT: "Your message could not be sent just now. Try again in a few minutes.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
