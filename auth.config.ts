@@ -52,6 +52,7 @@ import { dpop, dpopOptions } from "./plugins/dpop/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { sessionBearer } from "./plugins/session-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
+import { analytics } from "./plugins/analytics/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
@@ -194,7 +195,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     telemetry: { enabled: false },
     plugins: [
       // First: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
-      metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
+      metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}`, analytics: shared.analytics }),
+      // Per-client analytics (Pro): authorizations, people, refusals at the authorization step; its tables.
+      analytics({ counter: shared.analytics }),
       // Relative callback URLs normalised, then checked (open redirects through dot segments).
       callbackUrls(),
       // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).

@@ -20,6 +20,7 @@ import { createReadiness } from "./lib/readiness.js";
 import { createRedis } from "./lib/redis.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
+import { startAnalyticsFlush } from "./plugins/analytics/flush.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
 import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
@@ -110,6 +111,8 @@ export async function start(config: Config, options: StartOptions = {}) {
   const assertionExpiry = startAssertionExpiry({ db: database.db, logger });
   // Every instance runs the rounds; the one holding the lease prunes (plugins/audit/retention.ts).
   const auditRetention = config.auditLogRetentionDays > 0 ? startAuditRetention({ db: database.db, logger, retentionDays: config.auditLogRetentionDays, ...options.auditRetention }) : null;
+  // Per-client analytics counted in memory by the hooks, written every ANALYTICS_FLUSH_MS and at close (plugins/analytics/flush.ts).
+  const analytics = startAnalyticsFlush({ db: database.db, counter: shared.analytics, logger, everyMs: config.analyticsFlushMs });
   const readiness = createReadiness({ database, redis });
   // What we attest is the catalog's bapWalletBinding type (plugins/certificates/catalog.ts), by its fixed type ID.
   const binding = findCertificateTypeByKey("bapWalletBinding");
@@ -130,7 +133,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     ? null
     : createFastLane({
         // A route on its way out keeps its Deprecation and Sunset headers: the app answers it.
-        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
+        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger, analytics: shared.analytics }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
         metrics: shared.metrics,
         limiters: shared.limits,
         https: config.authUrl.startsWith("https://"),
@@ -175,6 +178,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     app,
     database,
     logger,
+    /** The analytics flusher: `analytics.flush()` writes the counts so far (tests wait on it). */
+    analytics,
     /**
      * Graceful stop: no new connections (the listener closes), requests in flight finish and their
      * connections close after the answer (idle keep-alive ones at once), then the workers, the
@@ -205,6 +210,8 @@ export async function start(config: Config, options: StartOptions = {}) {
       assertionExpiry.stop();
       revocationWatch?.stop();
       await auditRetention?.stop();
+      // The counts of the last requests, before the database closes.
+      await analytics.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());
     },

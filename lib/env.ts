@@ -55,6 +55,7 @@ export const EnvSchema = v.object({
   SMTP_URL: v.optional(v.string()),
   MAIL_FROM: v.optional(v.string(), "Identity <no-reply@localhost>"),
   MAIL_DISABLED: Bool,
+  SUPPORT_EMAIL: v.optional(v.pipe(v.string(), v.maxLength(320), v.email("must be an e-mail address"))),
   REQUIRE_EMAIL_VERIFICATION: Bool,
   TRUST_PROXY: Bool,
   TRUST_PROXY_HOPS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer("must be a whole number of proxies"), v.minValue(0), v.maxValue(16))),
@@ -65,6 +66,7 @@ export const EnvSchema = v.object({
   ID_TOKEN_TTL: Seconds(3600),
   REFRESH_REUSE_GRACE_SECONDS: v.pipe(v.optional(v.string(), "0"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(300, "must be at most 300 (a retry, not a second life)")),
   ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
+  ANALYTICS_FLUSH_MS: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(50), v.maxValue(300_000)),
   AUDIT_LOG_RETENTION_DAYS: v.pipe(v.optional(v.string(), "365"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(36500)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
@@ -229,6 +231,8 @@ function settingsOf(e: Env) {
     mailFrom: e.MAIL_FROM,
     /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
     mailDisabled: e.MAIL_DISABLED,
+    /** Where the account page's Contact support form sends (Plus and Pro); null: no form, the page says so. */
+    supportEmail: e.SUPPORT_EMAIL ?? null,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
     /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
     trustProxy: proxyHops > 0,
@@ -247,6 +251,8 @@ function settingsOf(e: Env) {
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
     /** Audit events older than this many days are deleted (0: never), by one instance at a time (plugins/audit/retention.ts). */
     auditLogRetentionDays: e.AUDIT_LOG_RETENTION_DAYS,
+    /** How often each instance writes its per-client analytics counters to the database (plugins/analytics), in ms. */
+    analyticsFlushMs: e.ANALYTICS_FLUSH_MS,
     /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
     limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,

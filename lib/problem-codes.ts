@@ -41,6 +41,10 @@ export const PROBLEM_CODES = defineProblemCodes({
   INVALID_STATE: { status: 409, detail: "That no longer applies: it changed meanwhile." },
   /** A person's tier allows no more OAuth clients (plugins/subscriptions/client-limit.ts counts them). */
   CLIENT_LIMIT_REACHED: { status: 403, detail: "Your tier's limit of OAuth clients is reached: delete one or upgrade your subscription." },
+  /** A feature of a higher tier than the person's (analytics: Pro); the detail names both tiers. */
+  TIER_REQUIRED: { status: 403, detail: "This feature is not part of your tier: upgrade your subscription to use it." },
+  /** The client_id names no OAuth client the caller owns (someone else's answers the same). */
+  CLIENT_NOT_FOUND: { status: 404, detail: "You own no OAuth client with that client_id." },
   /** A unique constraint clashed (lib/errors.ts UniqueViolation). */
   ALREADY_EXISTS: { status: 409, detail: "This already exists (unique constraint): it may have been created just now by another request." },
   /** The encrypted backup is over the configured size limit. */

@@ -7,6 +7,7 @@ import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { fastRefreshOptions, refreshLaneRoute } from "../plugins/fast-lane/refresh.js";
 import type { Metrics } from "../lib/metrics.js";
+import type { AnalyticsCounter } from "../plugins/analytics/counter.js";
 import type { Logger } from "../lib/logger.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
@@ -32,16 +33,18 @@ export interface FastLaneDeps {
   jwks: () => Promise<string>;
   metrics: Metrics;
   logger: Logger;
+  /** Per-client analytics (plugins/analytics): the fast refresh counts its tokens there too. */
+  analytics?: AnalyticsCounter;
 }
 
-export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger }: FastLaneDeps): LaneRoute[] {
+export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger, analytics }: FastLaneDeps): LaneRoute[] {
   return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database }), introspectionLaneRoute({
     store: oauthTokenStore(database),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,
     claims: accessTokenClaims,
   }), refreshLaneRoute({
-    ...fastRefreshOptions({ database, context: auth.$context, metrics, logger }),
+    ...fastRefreshOptions({ database, context: auth.$context, metrics, logger, analytics }),
     path: `${BASE_PATH}${AUTH_PATHS.token}`,
   }), userInfoLaneRoute({
     store: userInfoTokenStore(database),

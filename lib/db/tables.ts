@@ -16,6 +16,8 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  clientDailyCount: ClientDailyCountTable;
+  clientDailyUser: ClientDailyUserTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -208,6 +210,22 @@ export interface BapWalletBindingTable {
   challenge: Nullable<string>;
   challengeExpiresAt: Nullable<Timestamp>;
   verifiedAt: Nullable<Timestamp>;
+}
+
+export interface ClientDailyCountTable {
+  id: string;
+  day: string;
+  clientId: string;
+  metric: string;
+  key: string;
+  count: number;
+}
+
+export interface ClientDailyUserTable {
+  id: string;
+  day: string;
+  clientId: string;
+  userId: string;
 }
 
 export interface DeviceCodeTable {
@@ -586,6 +604,8 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  clientDailyCount: {  },
+  clientDailyUser: {  },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },

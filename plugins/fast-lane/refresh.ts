@@ -13,6 +13,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { refreshGrantStore } from "../oauth-store/refresh.js";
 import { clientUseRecorder } from "../registration-management/store.js";
+import type { AnalyticsCounter } from "../analytics/counter.js";
 
 /**
  * The refresh-token grant (RFC 6749 §6) of a confidential client, answered from one prepared
@@ -317,18 +318,20 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
 
 /**
  * The options of a fast refresh on this deployment's database, with the effects the generic
- * path's after-hooks have for an issued pair: the token counted by grant type (plugins/metrics)
+ * path's after-hooks have for an issued pair: the token counted by grant type (plugins/metrics,
+ * and for its client in memory, plugins/analytics)
  * and the client's use recorded for the expiry of unused registrations
  * (plugins/registration-management; at most hourly per client and process, from its own
  * recorder here, so at most one more write an hour).
  */
-export function fastRefreshOptions({ database, context, metrics, logger }: { database: DatabaseHandle; context: Promise<RefreshContext>; metrics: Metrics; logger: Logger }): Omit<FastRefreshOptions, "path"> {
+export function fastRefreshOptions({ database, context, metrics, logger, analytics }: { database: DatabaseHandle; context: Promise<RefreshContext>; metrics: Metrics; logger: Logger; analytics?: AnalyticsCounter }): Omit<FastRefreshOptions, "path"> {
   const recordClientUse = clientUseRecorder(database.db);
   return {
     store: refreshGrantStore(database),
     context,
     issued(clientId) {
       metrics.tokensIssued.inc({ grant_type: "refresh_token" });
+      analytics?.count(clientId, "token", "refresh_token");
       recordClientUse(clientId).catch((err) => logger.warn("client use not recorded", { err: err instanceof Error ? err.message : String(err) }));
     },
     failed(err) {

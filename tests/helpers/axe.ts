@@ -8,12 +8,19 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core
 /** WCAG 2.0, 2.1 and 2.2 A and AA rules, as the pages promise. */
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
-/** axe's violations on the page as it is now, each as `rule: target` lines (empty: none). */
-export async function axeViolations(page: Page): Promise<string[]> {
+/**
+ * axe's violations on the page as it is now (inside the `include` selectors when given), each as
+ * `rule: target` lines (empty: none).
+ */
+export async function axeViolations(page: Page, include?: string[]): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (tags) => {
-    const result = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe.run(document, { runOnly: { type: "tag", values: tags } });
-    return result.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-  }, TAGS);
+  const violations = await page.evaluate(
+    async ({ tags, include }) => {
+      const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+      const result = await axe.run(include ? { include: include.map((s) => [s]) } : document, { runOnly: { type: "tag", values: tags } });
+      return result.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    },
+    { tags: TAGS, include: include ?? null },
+  );
   return violations.flatMap((v) => v.targets.map((t) => `${v.id}: ${t}`));
 }

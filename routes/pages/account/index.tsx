@@ -16,6 +16,7 @@ import { shownSections } from "./sections.js";
 import { sessionRoutes } from "./sessions.js";
 import { subscriptionRoutes } from "./subscription.js";
 import { billingRoutes } from "./billing.js";
+import { supportRoutes } from "./support.js";
 import { walletRoutes } from "./wallets.js";
 import { twoFactorRoutes } from "./two-factor.js";
 
@@ -52,7 +53,7 @@ function showOverview(c: PageContext) {
 /** One account page: its sections read and rendered side by side, nothing else read. */
 function showPage(page: AccountPageInfo) {
   return async (c: PageContext) => {
-    const ctx = sectionContext(c.var.page, c.var.session);
+    const ctx = sectionContext(c.var.page, c.var.session, new URL(c.req.url).searchParams);
     const sections = await Promise.all(shownSections(page.sections).map(([, , view]) => view(ctx)));
     return html(c, <AccountPage {...frameOf(c)} page={page} sections={sections} />);
   };
@@ -75,6 +76,7 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, appRoutes)
   .route(ACCOUNT_PATH, subscriptionRoutes)
   .route(ACCOUNT_PATH, billingRoutes)
+  .route(ACCOUNT_PATH, supportRoutes)
   .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)

@@ -18,15 +18,18 @@ import { findRecordedTier } from "../../../plugins/core-store/users.js";
 export interface SectionContext {
   deps: PageDeps;
   session: SessionWithUser;
+  /** The page's query (a section's own GET form, e.g. the analytics' client and period). */
+  search: URLSearchParams;
   /** `read`'s answer for the signed-in person, read once however many sections of the page ask. */
   once<T>(read: (deps: PageDeps, userId: string) => Promise<T>): Promise<T>;
 }
 
-export function sectionContext(deps: PageDeps, session: SessionWithUser): SectionContext {
+export function sectionContext(deps: PageDeps, session: SessionWithUser, search = new URLSearchParams()): SectionContext {
   const answers = new Map<unknown, Promise<unknown>>();
   return {
     deps,
     session,
+    search,
     once<T>(read: (deps: PageDeps, userId: string) => Promise<T>): Promise<T> {
       if (!answers.has(read)) answers.set(read, read(deps, session.user.id));
       return answers.get(read) as Promise<T>;

@@ -65,6 +65,9 @@ const NOTICES_BY_SECTION = {
     "role-changed": "The member's role was changed.",
     "organization-left": "You left the organization.",
   },
+  support: {
+    "support-sent": "Your message was sent to support. A copy is on its way to your e-mail address.",
+  },
 } as const satisfies Partial<Record<SectionId, Record<string, string>>>;
 type BySection = typeof NOTICES_BY_SECTION;
 export type NoticeKey = { [S in keyof BySection]: keyof BySection[S] }[keyof BySection];
@@ -99,6 +102,9 @@ const OUR_WORDS: Record<string, string> = {
   CHECKOUT_FAILED: "The payment page could not be opened. Try again in a minute.",
   NO_BILLING_ACCOUNT: "You have no billing to manage here: you have not subscribed to a paid plan.",
   PORTAL_FAILED: "The billing page could not be opened. Try again in a minute.",
+  TIER_REQUIRED: "That comes with a paid plan. Upgrade your plan to use it.",
+  SUPPORT_NOT_CONFIGURED: "Support by e-mail is not set up on this server.",
+  SUPPORT_NOT_SENT: "Your message could not be sent just now. Try again in a few minutes.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */

@@ -16,6 +16,8 @@ import { PasskeysSection } from "./passkeys.js";
 import { ProfileSection } from "./profile.js";
 import { SessionsSection } from "./sessions.js";
 import { SubscriptionSection } from "./subscription.js";
+import { AnalyticsSection, loadAnalyticsSection } from "./analytics.js";
+import { SupportSection } from "./support.js";
 import { TwoFactorSection } from "./two-factor.js";
 import { NftsSection, WalletsSection } from "./wallets.js";
 
@@ -38,7 +40,9 @@ export const SECTION_VIEWS: { readonly [id in SectionId]?: SectionView } = {
   apps: showApps,
   agents: async ({ deps, session }) => <AgentAccessSection view={await loadAgentAccess(deps.db, session.user.id)} />,
   organizations: showOrganizations,
-  subscription: async ({ deps, session }) => <SubscriptionSection view={await loadSubscription(deps, session.user.id)} />,
+  subscription: async (ctx) => <SubscriptionSection view={await ctx.once(loadSubscription)} />,
+  analytics: async (ctx) => <AnalyticsSection view={await loadAnalyticsSection(ctx.deps, ctx.session.user.id, (await ctx.once(loadSubscription)).tier, ctx.search)} />,
+  support: async (ctx) => <SupportSection view={{ tier: (await ctx.once(loadSubscription)).tier, configured: Boolean(ctx.deps.support.email), email: ctx.session.user.email }} />,
 };
 
 async function showPasskeys({ deps, session }: SectionContext) {
