@@ -355,7 +355,7 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
     const person = await personWithWallet();
     const end = seconds(3_600_000);
     const bought = await subscribe(person, "plus", end);
-    const page = await server.api("/account", { cookie: person.cookie });
+    const page = await server.api("/account/plan", { cookie: person.cookie });
     expect(page.status).toBe(200);
     expect(page.text).toContain(`datetime="${iso(end)}"`);
     expect(page.text).toMatch(/renews/i);
@@ -367,7 +367,7 @@ describe("POST /api/subscription/portal (Stripe's customer portal)", () => {
 
     // Someone who never paid sees no button; a cross-site post is refused.
     const stranger = await signUp(server);
-    expect((await server.api("/account", { cookie: stranger.cookie })).text).not.toContain('action="/account/billing/portal"');
+    expect((await server.api("/account/plan", { cookie: stranger.cookie })).text).not.toContain('action="/account/billing/portal"');
     const crossSite = await postForm(server, "/account/billing/portal", {}, { cookie: person.cookie, origin: "https://evil.example" });
     expect(crossSite.status).toBe(403);
   });
