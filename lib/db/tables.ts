@@ -16,6 +16,7 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  clientBranding: ClientBrandingTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -208,6 +209,20 @@ export interface BapWalletBindingTable {
   challenge: Nullable<string>;
   challengeExpiresAt: Nullable<Timestamp>;
   verifiedAt: Nullable<Timestamp>;
+}
+
+export interface ClientBrandingTable {
+  id: string;
+  clientId: string;
+  displayName: string;
+  logoUri: Nullable<string>;
+  logoType: Nullable<string>;
+  logoData: Nullable<string>;
+  logoHash: Nullable<string>;
+  accentColor: Nullable<string>;
+  supportUrl: Nullable<string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 }
 
 export interface DeviceCodeTable {
@@ -581,6 +596,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  clientBranding: { createdAt: "date", updatedAt: "date" },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },

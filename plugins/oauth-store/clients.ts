@@ -103,3 +103,9 @@ export async function deleteExpiredClientAssertions(db: Kysely<Database>, cutoff
   const result = await db.deleteFrom("oauthClientAssertion").where("id", "in", expired).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The user who owns the client `clientId` (registered while signed in); null when anonymous or unknown. */
+export async function findClientOwner(db: Kysely<Database>, clientId: string): Promise<string | null> {
+  const row = await db.selectFrom("oauthClient").select("userId").where("clientId", "=", clientId).executeTakeFirst();
+  return row?.userId ?? null;
+}

@@ -6,11 +6,13 @@ import type { Auth } from "../../auth.config.js";
 import type { Config } from "../../lib/env.js";
 import type { Logger } from "../../lib/logger.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
+import type { BrandResolver, PageBrand } from "../../plugins/branding/brand.js";
 import type { TierService } from "../../plugins/subscriptions/ownership.js";
 import type { OrdinalsIndexer } from "../../plugins/wallet/ordinals.js";
 import { sameOriginOnly, type AppEnv } from "../middleware.js";
 import { findSession } from "../session.js";
 import { refuseForeignForm } from "./error-page.js";
+import type { ChromeSettings } from "./layout.js";
 import { redirectWith } from "./render.js";
 import { signInThenBack } from "./return-to.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -27,6 +29,12 @@ export interface PageDeps {
   socialProviders: readonly SignInProvider[];
   /** The account page's tier, upgrade and NFT sections: the same services the wallet and subscription routes use. */
   billing: PageBilling;
+  /** This service's name and legal links on every page, and the client brands of authorization flows (plugins/branding). */
+  chrome: PageChromeDeps;
+}
+
+export interface PageChromeDeps extends ChromeSettings {
+  brands: BrandResolver;
 }
 
 export interface PageBilling {
@@ -39,7 +47,7 @@ export interface PageBilling {
 
 /** The pages' typed context: the shared one (request id, session) and the page dependencies. */
 export interface PageEnv extends AppEnv {
-  Variables: AppEnv["Variables"] & { page: PageDeps };
+  Variables: AppEnv["Variables"] & { page: PageDeps; /** The client brand this page shows (./brand.ts `showBrandOf`). */ pageBrand?: PageBrand };
 }
 
 export type PageContext = Context<PageEnv>;
