@@ -6,6 +6,7 @@ import { authorizedAppsPaths } from "./paths/authorized-apps.js";
 import { backupPaths } from "./paths/backup.js";
 import { certificatePaths } from "./paths/certificates.js";
 import { domainVerificationPaths } from "./paths/domain-verifications.js";
+import { brandingPaths } from "./paths/branding.js";
 import { jwksPaths } from "./paths/jwks.js";
 import { openapiPaths } from "./paths/openapi.js";
 import { adminPaths } from "./paths/admin.js";
@@ -35,6 +36,7 @@ const OUR_PATHS: Paths[] = [
   walletApiPaths,
   certificatePaths,
   domainVerificationPaths,
+  brandingPaths,
   openapiPaths,
   adminPaths,
 ];
