@@ -243,7 +243,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
         logger,
         socialProviders: signInProviders(config.social),
         billing: { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals },
-        chrome: { ...config.pageChrome, brands },
+        chrome: { ...config.pageChrome, brands, safeFetch: shared.safeFetch, logoMaxBytes: config.brandingLogoMaxBytes },
       }),
     }),
   ];

@@ -1,4 +1,4 @@
-import { BrandingInput } from "../../routes/branding/branding.js";
+import { BrandingInput } from "../../plugins/branding/service.js";
 import { BAD_INPUT, jsonBody, jsonResponse, pathParameter, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
 const CLIENT_ID = pathParameter("clientId", "The client's public client_id.");

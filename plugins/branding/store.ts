@@ -71,3 +71,14 @@ export async function deleteBrand(db: Kysely<Database>, clientId: string): Promi
   const result = await db.deleteFrom("clientBranding").where("clientId", "=", clientId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+/** The brands of `clientIds`, by client id. */
+export async function findBrands(db: Kysely<Database>, clientIds: readonly string[]): Promise<Map<string, ClientBrand>> {
+  if (!clientIds.length) return new Map();
+  const rows = await db
+    .selectFrom("clientBranding")
+    .select(["clientId", "displayName", "logoUri", "logoHash", "accentColor", "supportUrl", "updatedAt"])
+    .where("clientId", "in", clientIds)
+    .execute();
+  return new Map(rows.map((row) => [row.clientId, readBrand(row)]));
+}

@@ -109,3 +109,9 @@ export async function findClientOwner(db: Kysely<Database>, clientId: string): P
   const row = await db.selectFrom("oauthClient").select("userId").where("clientId", "=", clientId).executeTakeFirst();
   return row?.userId ?? null;
 }
+
+/** The clients `userId` registered while signed in, oldest first: their client_id and name. */
+export async function listOwnedClients(db: Kysely<Database>, userId: string): Promise<{ clientId: string; name: string | null }[]> {
+  const rows = await db.selectFrom("oauthClient").select(["clientId", "name"]).where("userId", "=", userId).orderBy("createdAt", "asc").execute();
+  return rows.map((r) => ({ clientId: r.clientId, name: r.name ?? null }));
+}

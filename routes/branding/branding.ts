@@ -1,21 +1,12 @@
 import { Hono, type Context } from "hono";
-import type { Kysely } from "kysely";
-import * as v from "valibot";
 import type { Auth } from "../../auth.config.js";
 import { problem, problems } from "../../lib/errors.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
-import type { SafeFetch } from "../../lib/safe-fetch.js";
-import { displayNameProblem } from "../../lib/user-facing.js";
 import { readJson } from "../../lib/validate.js";
-import { BRANDING_BY_TIER, BRANDING_TIER, logoPath, type BrandResolver } from "../../plugins/branding/brand.js";
-import { accentContrastProblem, normalizeHexColor } from "../../plugins/branding/contrast.js";
-import { fetchLogo, LogoRefused } from "../../plugins/branding/logo.js";
+import { logoPath, type BrandResolver } from "../../plugins/branding/brand.js";
+import { assertBrandingTier, assertOwnsClient, BrandingInput, setBrand, type BrandingServiceDeps } from "../../plugins/branding/service.js";
 import * as brands from "../../plugins/branding/store.js";
-import { clientExists, isClientOwnedBy } from "../../plugins/oauth-store/clients.js";
-import type { TierService } from "../../plugins/subscriptions/ownership.js";
-import { TIERS } from "../../plugins/subscriptions/tiers.js";
 import { noStore, signedIn, type RouteEnv } from "../middleware.js";
-import type { Database } from "../../lib/db/tables.js";
 
 /**
  * A client's brand (docs/tiers.md "Branding"; the owner's session):
@@ -30,50 +21,19 @@ import type { Database } from "../../lib/db/tables.js";
  * or Pro; the tier service decides, so a lapsed tier is refused too); a brand kept from a
  * lapsed tier can still be read and deleted.
  */
-export interface BrandingDeps {
+export interface BrandingDeps extends BrandingServiceDeps {
   auth: Auth;
-  db: Kysely<Database>;
-  tiers: Pick<TierService, "tierOf">;
   brands: BrandResolver;
-  /** The guarded fetcher (lib/safe-fetch.ts) the logo is fetched through. */
-  safeFetch: SafeFetch;
-  /** BRANDING_LOGO_MAX_BYTES. */
-  logoMaxBytes: number;
 }
 
 type BrandingEnv = RouteEnv<BrandingDeps>;
 type C = Context<BrandingEnv>;
 
-const HttpsUrl = (what: string) =>
-  v.pipe(
-    v.string(),
-    v.maxLength(2048, "must be at most 2048 characters"),
-    v.check((s) => URL.canParse(s) && new URL(s).protocol === "https:" && !new URL(s).username && !new URL(s).password, `must be an https URL (${what})`),
-  );
-const SupportUrl = v.pipe(
-  v.string(),
-  v.maxLength(2048, "must be at most 2048 characters"),
-  v.check((s) => URL.canParse(s) && ["https:", "mailto:"].includes(new URL(s).protocol) && !new URL(s).username, "must be an https or mailto: URL"),
-);
-export const BrandingInput = v.strictObject({
-  displayName: v.pipe(
-    v.string(),
-    v.transform((s) => s.trim()),
-    v.minLength(1, "must not be empty"),
-    v.check((s) => displayNameProblem(s, 64) === null, "must be at most 64 characters, without control characters"),
-  ),
-  logoUri: v.optional(v.nullable(HttpsUrl("PNG, JPEG or WebP, fetched once and served by us"))),
-  accentColor: v.optional(v.nullable(v.pipe(v.string(), v.check((s) => normalizeHexColor(s) !== null, "must be a hex colour, #rrggbb or #rgb")))),
-  supportUrl: v.optional(v.nullable(SupportUrl)),
-});
-
 /** The client of the path, which must be the caller's. */
 async function ownedClientId(c: C): Promise<string> {
   const clientId = c.req.param("clientId") ?? "";
-  const { db } = c.var.deps;
-  if (await isClientOwnedBy(db, clientId, c.var.session.user.id)) return clientId;
-  if (await clientExists(db, clientId)) throw problem(PROBLEM_CODES.OAUTH_CLIENT_NOT_OWNED, { detail: "That OAuth client is not yours: only the account that registered it may brand it." });
-  throw problem(PROBLEM_CODES.CLIENT_NOT_FOUND);
+  await assertOwnsClient(c.var.deps.db, c.var.session.user.id, clientId);
+  return clientId;
 }
 
 async function view(c: C, brand: brands.ClientBrand) {
@@ -92,37 +52,11 @@ async function view(c: C, brand: brands.ClientBrand) {
   };
 }
 
-async function requireBrandingTier(c: C) {
-  const tier = await c.var.deps.tiers.tierOf(c.var.session.user.id);
-  if (BRANDING_BY_TIER[tier] !== "standard") return;
-  throw problem(PROBLEM_CODES.BRANDING_TIER_REQUIRED, {
-    detail: `Custom branding needs the ${TIERS[BRANDING_TIER].name} tier or higher (white-label needs ${TIERS.pro.name}); your tier is ${TIERS[tier].name}. Upgrade on your account page.`,
-  });
-}
-
 async function putBranding(c: C) {
   const clientId = await ownedClientId(c);
-  await requireBrandingTier(c);
+  await assertBrandingTier(c.var.deps.tiers, c.var.session.user.id);
   const { value: body } = await readJson(c, BrandingInput, 8 * 1024);
-  const accentColor = body.accentColor ? normalizeHexColor(body.accentColor) : null;
-  const contrast = accentColor ? accentContrastProblem(accentColor) : null;
-  if (contrast) throw problem(PROBLEM_CODES.ACCENT_CONTRAST_TOO_LOW, { detail: contrast, errors: [{ pointer: "/accentColor", reason: contrast }] });
-  const { db, safeFetch, logoMaxBytes } = c.var.deps;
-  const logoUri = body.logoUri ?? null;
-  const stored = await brands.findBrand(db, clientId);
-  // The logo is fetched once: the same logoUri keeps the image already stored.
-  let logo: brands.StoredLogo | null | "keep" = null;
-  if (logoUri && stored?.logoUri === logoUri && stored.logoHash) logo = "keep";
-  else if (logoUri) {
-    try {
-      logo = await fetchLogo(safeFetch, logoUri, logoMaxBytes);
-    } catch (err) {
-      if (!(err instanceof LogoRefused)) throw err;
-      throw problem(PROBLEM_CODES.LOGO_REFUSED, { detail: err.message, errors: [{ pointer: "/logoUri", reason: err.message }] });
-    }
-  }
-  const brand = await brands.saveBrand(db, clientId, { displayName: body.displayName, logoUri, accentColor, supportUrl: body.supportUrl ?? null }, logo);
-  return c.json(await view(c, brand), 200);
+  return c.json(await view(c, await setBrand(c.var.deps, c.var.session.user.id, clientId, body)), 200);
 }
 
 async function getBranding(c: C) {

@@ -5,6 +5,7 @@ import type Stripe from "stripe";
 import type { Auth } from "../../auth.config.js";
 import type { Config } from "../../lib/env.js";
 import type { Logger } from "../../lib/logger.js";
+import type { SafeFetch } from "../../lib/safe-fetch.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
 import type { BrandResolver, PageBrand } from "../../plugins/branding/brand.js";
 import type { TierService } from "../../plugins/subscriptions/ownership.js";
@@ -35,6 +36,9 @@ export interface PageDeps {
 
 export interface PageChromeDeps extends ChromeSettings {
   brands: BrandResolver;
+  /** The account page's branding form fetches logos as the API does: the guarded fetcher, BRANDING_LOGO_MAX_BYTES. */
+  safeFetch: SafeFetch;
+  logoMaxBytes: number;
 }
 
 export interface PageBilling {

@@ -14,10 +14,10 @@ import { brandCss, STYLE, type ChromeVariables } from "./layout.js";
  */
 const styleHash = createHash("sha256").update(STYLE).digest("base64");
 
-/** A branded page's accent style (layout.tsx `brandCss`), by its hash; nothing on other pages. */
-function brandStyleSource(c: Context): string {
+/** The layout's style, and on a branded page its accent style (layout.tsx `brandCss`) too, by their hashes. */
+function styleSources(c: Context): string {
   const css = brandCss((c as Context<{ Variables: ChromeVariables }>).var.pageBrand);
-  return css ? `'sha256-${createHash("sha256").update(css).digest("base64")}'` : "";
+  return css ? `'sha256-${styleHash}' 'sha256-${createHash("sha256").update(css).digest("base64")}'` : `'sha256-${styleHash}'`;
 }
 
 /** Our own images only on a branded page (its logo is served by us); else also the icons clients registered. */
@@ -28,7 +28,7 @@ function brandImageSources(c: Context): string {
 const PAGE_CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
-  styleSrc: [`'sha256-${styleHash}'`, brandStyleSource],
+  styleSrc: [styleSources],
   // Client icons on the consent page: https (or loopback http) images from registration data.
   // A branded client's page loads its logo from us only (brandImageSources).
   imgSrc: [brandImageSources],

@@ -8,12 +8,13 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core
 /** WCAG 2.0, 2.1 and 2.2 A and AA rules, as the pages promise. */
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
-/** axe's violations on the page as it is now, each as `rule: target` lines (empty: none). */
-export async function axeViolations(page: Page): Promise<string[]> {
+/** axe's violations on the page as it is now (or within the element `selector` names), each as `rule: target` lines (empty: none). */
+export async function axeViolations(page: Page, selector?: string): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (tags) => {
-    const result = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe.run(document, { runOnly: { type: "tag", values: tags } });
+  const violations = await page.evaluate(async ({ tags, selector }) => {
+    const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(selector ? { include: [selector] } : document, { runOnly: { type: "tag", values: tags } });
     return result.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-  }, TAGS);
+  }, { tags: TAGS, selector });
   return violations.flatMap((v) => v.targets.map((t) => `${v.id}: ${t}`));
 }

@@ -2,6 +2,7 @@ import type { SignInProvider } from "../../../lib/social-providers.js";
 import { ErrorNote, Layout } from "../layout.js";
 import { AgentAccessSection, type AgentAccessView } from "./agents.js";
 import { AppsSection, type AppView } from "./apps.js";
+import { BrandingSection, type BrandingView } from "./branding.js";
 import { IdentitiesSection } from "./identities.js";
 import { LinkedAccountsSection } from "./linked-accounts.js";
 import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
@@ -30,6 +31,7 @@ export interface AccountView {
   organizations: Omit<OrganizationsView, "userId">;
   agents: AgentAccessView;
   subscription: SubscriptionView;
+  branding: BrandingView;
   wallets: WalletConnection[];
   /** null: no wallet is connected. */
   nfts: NftsView | null;
@@ -45,6 +47,7 @@ const CONTENTS: Array<[string, string]> = [
   ["two-factor", "Two-factor"],
   ["identities", "BAP identities"],
   ["subscription", "Plan"],
+  ["branding", "Branding"],
   ["wallets", "Wallets"],
   ["nfts", "NFTs"],
   ["apps", "Apps"],
@@ -80,6 +83,7 @@ export function AccountPage(props: AccountView) {
       <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
       <IdentitiesSection identities={props.identities} />
       <SubscriptionSection view={props.subscription} />
+      <BrandingSection view={props.branding} />
       <WalletsSection wallets={props.wallets} identities={props.identities} {...props.walletConnectControls} />
       <NftsSection nfts={props.nfts} />
       <AppsSection apps={props.apps} />

@@ -4,6 +4,7 @@ import { html } from "../render.js";
 import { AccountPage } from "./account-page.js";
 import { agentAccountRoutes } from "./agents.js";
 import { appRoutes } from "./apps.js";
+import { brandingRoutes } from "./branding.js";
 import { identityRoutes } from "./identities.js";
 import { linkedAccountRoutes } from "./linked-accounts.js";
 import { loadAccountView } from "./load.js";
@@ -41,6 +42,7 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, identityRoutes)
   .route(ACCOUNT_PATH, appRoutes)
   .route(ACCOUNT_PATH, subscriptionRoutes)
+  .route(ACCOUNT_PATH, brandingRoutes)
   .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)

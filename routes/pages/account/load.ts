@@ -25,6 +25,7 @@ import { userNfts } from "../../../plugins/wallet/ownership.js";
 import { listConnections } from "../../../plugins/wallet/store.js";
 import { offersAbove, type SubscriptionView } from "./subscription.js";
 import type { NftsView } from "./wallets.js";
+import { loadBranding } from "./branding.js";
 import { findRecordedTier } from "../../../plugins/core-store/users.js";
 
 /**
@@ -113,6 +114,8 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     organizations: { memberships, members, invitations, received },
     agents,
     subscription,
+    // The tier the plan section shows decides the branding section too.
+    branding: await loadBranding(deps, user.id, subscription.tier),
     wallets,
     nfts: wallets.length ? nfts : null,
     notice: noticeWords(search.get("notice")) ?? subscriptionWords(search.get("subscription")),

@@ -42,6 +42,8 @@ export const NOTICES = {
   "wallet-payment-set": "That wallet now receives payments for its identity.",
   "wallet-disconnected": "The wallet was disconnected. The wallet itself and what it holds are unchanged.",
   "wallet-connected": "Your wallet is connected.",
+  "brand-saved": "The brand was saved.",
+  "brand-removed": "The brand was removed.",
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 
@@ -65,6 +67,11 @@ const OUR_WORDS: Record<string, string> = {
   PAYMENTS_NOT_CONFIGURED: "This server does not take payments.",
   PRICE_NOT_CONFIGURED: "That plan cannot be bought for that period here.",
   CHECKOUT_FAILED: "The payment page could not be opened. Try again in a minute.",
+  BRANDING_TIER_REQUIRED: "Custom branding comes with the Plus tier (white-label with Pro).",
+  ACCENT_CONTRAST_TOO_LOW: "That accent colour is too light: it needs a contrast ratio of at least 4.5:1 against white (WCAG 2.2 AA). Choose a darker one.",
+  LOGO_REFUSED: "That logo could not be used: it must be a PNG, JPEG or WebP image at a public https address, small enough, answering directly (no redirect).",
+  OAUTH_CLIENT_NOT_OWNED: "That app is not yours.",
+  CLIENT_NOT_FOUND: "That app no longer exists.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */
