@@ -2,7 +2,7 @@ import type { Page, Request } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { saveBrand } from "../../plugins/branding/store.js";
 import { axeViolations } from "../helpers/axe.js";
-import { fillByLabel, submitWith } from "../helpers/browser.js";
+import { addCookies, fillByLabel, submitWith } from "../helpers/browser.js";
 import { brandingPath, ownerWithClient, PNG_1PX, tierHolders } from "../helpers/branding.js";
 import { signInThroughPage, useBrowser, useTestServer } from "../helpers/fixtures.js";
 import { useHttpsServer } from "../helpers/https-server.js";
@@ -116,6 +116,33 @@ describe("a Pro owner's client: white-label", () => {
     await page.goto(`${server.url}/error?error=access_denied&client_id=${encodeURIComponent(clientId)}`);
     await expect(page.getByRole("banner").innerText()).resolves.toContain("Nimbus Notes");
     expect(await seen(page)).not.toContain(OUR_NAME);
+    expect(await axeViolations(page)).toEqual([]);
+  });
+});
+
+describe("the device page (RFC 8628) of a white-label client", () => {
+  it("shows the brand on the confirm step, and no trace of our name; axe clean", async () => {
+    https.serve("/device.png", { status: 200, headers: { "content-type": "image/png" }, body: PNG_1PX });
+    const owner = await ownerWithClient(server, holders, "pro", {
+      client_name: "Registered TV",
+      redirect_uris: undefined,
+      grant_types: ["urn:ietf:params:oauth:grant-type:device_code"],
+      response_types: [],
+    });
+    const set = await server.api(brandingPath(owner.clientId), { method: "PUT", cookie: owner.cookie, body: { displayName: "Nimbus TV", logoUri: `https://localhost:${https.port}/device.png`, accentColor: ACCENT } });
+    expect(set.status, set.text).toBe(200);
+    const code = await fetch(`${server.url}/api/auth/device/code`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ client_id: owner.clientId, scope: "openid" }) });
+    const { user_code: userCode } = (await code.json()) as { user_code: string };
+    const person = await signUp(server);
+    const context = await browser.context();
+    await addCookies(context, person.cookie, server.url);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/device?user_code=${userCode}`);
+    await expect(page.getByRole("heading", { level: 1 }).innerText()).resolves.toBe("Connect Nimbus TV?");
+    await expect(page.getByRole("banner").innerText()).resolves.toContain("Nimbus TV");
+    const text = await seen(page);
+    expect(text).not.toContain(OUR_NAME);
+    expect(text).not.toContain("Registered TV");
     expect(await axeViolations(page)).toEqual([]);
   });
 });
