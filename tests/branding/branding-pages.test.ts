@@ -8,7 +8,8 @@ import { signInThroughPage, useBrowser, useTestServer } from "../helpers/fixture
 import { useHttpsServer } from "../helpers/https-server.js";
 import { mailbox } from "../helpers/mailbox.js";
 import { authorizationRequest, signUp } from "../helpers/oauth.js";
-import { uniqueEmail, type TestServer } from "../helpers/server.js";
+import { cookiesOf, uniqueEmail, type TestServer } from "../helpers/server.js";
+import { secretOf, totp } from "../helpers/totp.js";
 
 /**
  * The brand on the pages of an authorization flow, in headless Chromium: a Plus owner's client
@@ -63,7 +64,7 @@ async function expectBrandShown(page: Page, displayName: string) {
   expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
   expect(await page.title()).toContain(displayName);
   // The accent on the primary button (white text on it: 6.7:1).
-  const background = await page.getByRole("button", { name: /^(Sign in|Allow)$/ }).first().evaluate((b) => getComputedStyle(b).backgroundColor);
+  const background = await page.getByRole("button", { name: /^(Sign in|Allow|Verify)$/ }).first().evaluate((b) => getComputedStyle(b).backgroundColor);
   expect(background).toBe("rgb(29, 78, 216)");
   await expect(page.getByRole("link", { name: `${displayName} support` }).getAttribute("href")).resolves.toBe("https://help.brand.example/");
 }
@@ -117,6 +118,26 @@ describe("a Pro owner's client: white-label", () => {
     await expect(page.getByRole("banner").innerText()).resolves.toContain("Nimbus Notes");
     expect(await seen(page)).not.toContain(OUR_NAME);
     expect(await axeViolations(page)).toEqual([]);
+  });
+});
+
+describe("the two-factor step of a Plus client's flow", () => {
+  it("keeps the brand from sign-in to the code step to consent; axe clean", async () => {
+    const clientId = await brandedClient(server, "plus", "Acme Books");
+    const person = await signUp(server);
+    const enabled = await server.api("/api/auth/two-factor/enable", { cookie: person.cookie, body: { password: person.password } });
+    const secret = secretOf(enabled.json.totpURI);
+    expect((await server.api("/api/auth/two-factor/verify-totp", { cookie: cookiesOf(enabled.headers) || person.cookie, body: { code: totp(secret) } })).status).toBe(200);
+
+    const { page } = await arrive(server, clientId);
+    await signInThroughPage(page, person);
+    expect(new URL(page.url()).pathname).toBe("/sign-in/two-factor");
+    await expectBrandShown(page, "Acme Books");
+    expect(await axeViolations(page)).toEqual([]);
+    await fillByLabel(page, "Code from your authenticator app", totp(secret));
+    await submitWith(page, "Verify");
+    expect(new URL(page.url()).pathname).toBe("/consent");
+    await expectBrandShown(page, "Acme Books");
   });
 });
 
