@@ -93,6 +93,21 @@ describe("who may not", () => {
     expectProblem(await server.api(brandingPath(owner.clientId), { method: "PUT", body: brand() }), 401);
   });
 
+  it("with two credentials at once, the guard and the change are the same person's: another's bearer beside the owner's cookie changes nothing", async () => {
+    const owner = await ownerWithClient(server, holders, "plus");
+    expect((await put(server, owner.cookie, owner.clientId, brand())).status).toBe(200);
+    const other = await signUp(server);
+    holders.give(other.user.id, "plus");
+    // better-auth takes the bearer session over the cookie: that person is not the owner.
+    const mixed = await server.api(brandingPath(owner.clientId), { method: "PUT", cookie: owner.cookie, headers: { authorization: `Bearer ${other.token}` }, body: brand({ displayName: "Mixed" }) });
+    expectProblem(mixed, 403);
+    expect((await server.api(brandingPath(owner.clientId), { cookie: owner.cookie })).json.displayName).toBe("Acme Books");
+    // The other way round, the owner's bearer decides, and acts on the owner's client only.
+    const ownerBearer = await server.api(brandingPath(owner.clientId), { method: "PUT", cookie: other.cookie, headers: { authorization: `Bearer ${owner.token}` }, body: brand({ displayName: "By Bearer" }) });
+    expect(ownerBearer.status, ownerBearer.text).toBe(200);
+    expect(ownerBearer.json.displayName).toBe("By Bearer");
+  });
+
   it("a free owner gets 403 with a problem naming the tier required", async () => {
     const owner = await ownerWithClient(server, holders, "free");
     const res = await put(server, owner.cookie, owner.clientId, brand());
