@@ -303,7 +303,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       backup(),
       wallet(),
       domainVerification(),
-      branding(),
+      branding({ errorUrl: url("/error") }),
       certificates(),
       // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
       // registration and again on rotation. Before registrationPolicy (its hook copies the body).

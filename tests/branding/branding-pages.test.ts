@@ -168,6 +168,21 @@ describe("the device page (RFC 8628) of a white-label client", () => {
   });
 });
 
+describe("the error page the authorize endpoint sends a browser to", () => {
+  it("names the client, so a white-label client's error page shows its brand and not ours", async () => {
+    const clientId = await brandedClient(server, "pro", "Nimbus Notes");
+    const page = await browser.page();
+    // A redirect URI the client never registered: oauth-provider refuses to send the browser there.
+    await page.goto(authorizationRequest(server, clientId, { redirectUri: "http://127.0.0.1:9999/not-registered" }).url);
+    const landed = new URL(page.url());
+    expect(landed.pathname).toBe("/error");
+    expect(landed.searchParams.get("client_id")).toBe(clientId);
+    await expect(page.getByRole("banner").innerText()).resolves.toContain("Nimbus Notes");
+    expect(await seen(page)).not.toContain(OUR_NAME);
+    expect(await axeViolations(page)).toEqual([]);
+  });
+});
+
 describe("a free owner's client: the standard look", () => {
   it("shows our name and the registered client name only, even with a brand kept from a lapsed tier", async () => {
     const owner = await ownerWithClient(server, holders, "free", { client_name: "Registered Name" });
