@@ -47,6 +47,8 @@ import { walletBindingRoutes } from "./routes/certificates/wallet-binding.js";
 import { mcpRoutes } from "./routes/mcp/mcp.js";
 import { mcpResource } from "./lib/mcp-resource.js";
 import { pageRoutes } from "./routes/pages/index.js";
+import { brandingRoutes } from "./routes/branding/branding.js";
+import { brandResolver } from "./plugins/branding/brand.js";
 import { apiReferenceRoutes, openapiDocumentRoutes } from "./openapi/routes.js";
 import type { Database } from "./lib/db/tables.js";
 
@@ -139,6 +141,8 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
   const { issuanceEnabled, revocationDepth } = config.certificates;
   const domains = config.domainVerification;
   const profiles = { auth, db, bitcoinAuth: bitcoinAuth.profile, writeLimiter: limits?.profileWrite ?? null };
+  // Client brands in force (plugins/branding): the owner's tier from the tier service; the API and the pages share it.
+  const brands = brandResolver({ db, tiers: subscriptions.tiers });
   const families: RouteFamily[] = [
     // better-auth (auth.config.ts) answers everything under BASE_PATH no family below claims.
     family({ name: "better-auth", bodyLimit: authBodyLimit, deps: { auth, prefix: issuerPath(authUrl) }, routes: { [BASE_PATH]: betterAuthRoutes } }),
@@ -207,6 +211,14 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
       },
       routes: { "/api/domain-verifications": domainVerificationRoutes },
     }),
+    // Client branding (Plus and Pro): the owner's routes, and the stored logo the pages load (public, cached).
+    family({
+      name: "client-branding",
+      bodyLimit: SMALL_BODY_BYTES,
+      guards: [sameSite],
+      deps: { auth, db, tiers: subscriptions.tiers, brands, safeFetch: shared.safeFetch, logoMaxBytes: config.brandingLogoMaxBytes },
+      routes: { "/api/clients": brandingRoutes },
+    }),
     // Our own MCP server, a protected resource of this authorization server (routes/mcp/mcp.ts).
     family({
       name: "mcp",
@@ -241,6 +253,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
         socialProviders: signInProviders(config.social),
         billing: { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals },
         support: { email: config.supportEmail, mailer: shared.mailer, limiter: limits?.supportMessage ?? null },
+        chrome: { ...config.pageChrome, brands, safeFetch: shared.safeFetch, logoMaxBytes: config.brandingLogoMaxBytes },
       }),
     }),
   ];

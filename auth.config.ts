@@ -56,6 +56,8 @@ import { analytics } from "./plugins/analytics/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
+import { branding } from "./plugins/branding/index.js";
+import { brandMail } from "./plugins/branding/mail.js";
 import { certificates } from "./plugins/certificates/index.js";
 import { metrics } from "./plugins/metrics/index.js";
 import { audit } from "./plugins/audit/index.js";
@@ -133,14 +135,17 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // have accounts (OWASP ASVS V2.2.1 / V6.3.8 in 5.0); the owner is told by mail instead.
       // With verification off, sign-up answers 422 for a taken address (spec, Errors 4).
       async onExistingUserSignUp({ user }) {
-        await send({
-          to: user.email,
-          subject: "Someone tried to sign up with your e-mail",
-          text: `Someone tried to create an account with ${user.email}, which already has one. If it was you, sign in or reset your password: ${url("/forgot-password")}`,
-        });
+        await send(
+          brandMail({
+            to: user.email,
+            subject: "Someone tried to sign up with your e-mail",
+            text: `Someone tried to create an account with ${user.email}, which already has one. If it was you, sign in or reset your password: ${url("/forgot-password")}`,
+          }),
+        );
       },
       async sendResetPassword({ user, url: link }) {
-        await send({ to: user.email, subject: "Reset your password", text: `Reset your password: ${link}` });
+        // In an authorization flow through a branded client, the mail carries its brand (plugins/branding/mail.ts).
+        await send(brandMail({ to: user.email, subject: "Reset your password", text: `Reset your password: ${link}` }));
       },
     },
     // With verification off, send-verification-email answers 400 (spec, Errors 5).
@@ -150,7 +155,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
             sendOnSignUp: true,
             autoSignInAfterVerification: true,
             async sendVerificationEmail({ user, url: link }) {
-              await send({ to: user.email, subject: "Verify your e-mail", text: `Verify your e-mail address: ${link}` });
+              await send(brandMail({ to: user.email, subject: "Verify your e-mail", text: `Verify your e-mail address: ${link}` }));
             },
           },
         }
@@ -303,6 +308,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       backup(),
       wallet(),
       domainVerification(),
+      branding({ errorUrl: url("/error") }),
       certificates(),
       // private_key_jwt keys at a client's jwks_uri, fetched through the guarded fetcher at
       // registration and again on rotation. Before registrationPolicy (its hook copies the body).

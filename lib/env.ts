@@ -56,6 +56,10 @@ export const EnvSchema = v.object({
   MAIL_FROM: v.optional(v.string(), "Identity <no-reply@localhost>"),
   MAIL_DISABLED: Bool,
   SUPPORT_EMAIL: v.optional(v.pipe(v.string(), v.maxLength(320), v.email("must be an e-mail address"))),
+  SERVICE_DISPLAY_NAME: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64, "must be at most 64 characters"), v.regex(/^[^\u0000-\u001f\u007f<>]+$/, "must be one line without < or >")), "Identity"),
+  PRIVACY_POLICY_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"))),
+  TERMS_OF_SERVICE_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"))),
+  BRANDING_LOGO_MAX_BYTES: v.pipe(v.optional(v.string(), String(256 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(2 * 1024 * 1024)),
   REQUIRE_EMAIL_VERIFICATION: Bool,
   TRUST_PROXY: Bool,
   TRUST_PROXY_HOPS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer("must be a whole number of proxies"), v.minValue(0), v.maxValue(16))),
@@ -233,6 +237,10 @@ function settingsOf(e: Env) {
     mailDisabled: e.MAIL_DISABLED,
     /** Where the account page's Contact support form sends (Plus and Pro); null: no form, the page says so. */
     supportEmail: e.SUPPORT_EMAIL ?? null,
+    /** What frames the pages (routes/pages/layout.tsx): our name (SERVICE_DISPLAY_NAME) and the legal links every page keeps, white-label included. */
+    pageChrome: Object.freeze({ serviceName: e.SERVICE_DISPLAY_NAME, legal: Object.freeze({ privacyUrl: e.PRIVACY_POLICY_URL ?? null, termsUrl: e.TERMS_OF_SERVICE_URL ?? null }) }),
+    /** BRANDING_LOGO_MAX_BYTES: the largest logo a client's brand may fetch (plugins/branding/logo.ts). */
+    brandingLogoMaxBytes: e.BRANDING_LOGO_MAX_BYTES,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
     /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
     trustProxy: proxyHops > 0,

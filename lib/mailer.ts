@@ -7,6 +7,8 @@ export interface Mail {
   text: string;
   /** Where an answer goes when it is not the sender (the support form: the person who wrote). */
   replyTo?: string;
+  /** The sender's display name in place of MAIL_FROM's (a white-label client's name); MAIL_FROM's address stays. */
+  fromName?: string;
 }
 export type Mailer = (mail: Mail) => Promise<void>;
 
@@ -22,7 +24,14 @@ export function createMailer(opts: { smtpUrl: string | undefined; from: string; 
     return async (mail) => opts.logger.debug("mail (SMTP_URL not set, not sent)", { to: mail.to, subject: mail.subject, text: mail.text });
   }
   const transport = nodemailer.createTransport(opts.smtpUrl);
-  return async (mail) => {
-    await transport.sendMail({ from: opts.from, ...mail });
+  const address = senderAddress(opts.from);
+  return async ({ fromName, ...mail }) => {
+    // nodemailer quotes the name itself: a brand's name cannot add a header or an address.
+    await transport.sendMail({ from: fromName ? { name: fromName, address } : opts.from, ...mail });
   };
+}
+
+/** The address of MAIL_FROM (`Name <address>` or a bare address). */
+export function senderAddress(from: string): string {
+  return /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from.trim();
 }

@@ -77,6 +77,15 @@ export const PROBLEM_CODES = defineProblemCodes({
   PAYMENT_PROVIDER_NOT_SUPPORTED: { status: 400, detail: "Only yours and 1sat wallets can receive payments." },
   /** domain verification: the named OAuth client is not one the caller owns (registered while signed in). */
   OAUTH_CLIENT_NOT_OWNED: { status: 403, detail: "That OAuth client is not yours: register it while signed in to tie a domain to it." },
+  /** client branding: no client with that client_id. */
+  /** client branding: the owner's tier gives no branding (Plus and Pro do). */
+  BRANDING_TIER_REQUIRED: { status: 403, detail: "Custom branding needs the Plus tier or higher." },
+  /** client branding: the client has no brand set. */
+  BRANDING_NOT_FOUND: { status: 404, detail: "This client has no brand set." },
+  /** client branding: the accent colour is below WCAG 2.2 AA contrast (4.5:1) where the pages use it; the detail gives its ratio. */
+  ACCENT_CONTRAST_TOO_LOW: { status: 422, detail: "accentColor has too little contrast against white for WCAG 2.2 AA (4.5:1)." },
+  /** client branding: the logo could not be fetched or is not a PNG, JPEG or WebP within the size limit; the detail says which. */
+  LOGO_REFUSED: { status: 422, detail: "The logo at logoUri could not be used." },
   /** domain verification: no such record among the caller's. */
   DOMAIN_VERIFICATION_NOT_FOUND: { status: 404, detail: "You have no domain verification with that id." },
   /** domain verification: the person holds DOMAIN_VERIFICATION_MAX_PENDING verifications not yet verified whose challenges still run. */

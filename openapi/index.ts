@@ -7,6 +7,7 @@ import { backupPaths } from "./paths/backup.js";
 import { certificatePaths } from "./paths/certificates.js";
 import { clientPaths } from "./paths/clients.js";
 import { domainVerificationPaths } from "./paths/domain-verifications.js";
+import { brandingPaths } from "./paths/branding.js";
 import { jwksPaths } from "./paths/jwks.js";
 import { openapiPaths } from "./paths/openapi.js";
 import { adminPaths } from "./paths/admin.js";
@@ -37,6 +38,7 @@ const OUR_PATHS: Paths[] = [
   certificatePaths,
   domainVerificationPaths,
   clientPaths,
+  brandingPaths,
   openapiPaths,
   adminPaths,
 ];

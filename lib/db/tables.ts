@@ -18,6 +18,7 @@ export interface Database {
   bapWalletBinding: BapWalletBindingTable;
   clientDailyCount: ClientDailyCountTable;
   clientDailyUser: ClientDailyUserTable;
+  clientBranding: ClientBrandingTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -226,6 +227,20 @@ export interface ClientDailyUserTable {
   day: string;
   clientId: string;
   userId: string;
+}
+
+export interface ClientBrandingTable {
+  id: string;
+  clientId: string;
+  displayName: string;
+  logoUri: Nullable<string>;
+  logoType: Nullable<string>;
+  logoData: Nullable<string>;
+  logoHash: Nullable<string>;
+  accentColor: Nullable<string>;
+  supportUrl: Nullable<string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 }
 
 export interface DeviceCodeTable {
@@ -606,6 +621,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
   clientDailyCount: {  },
   clientDailyUser: {  },
+  clientBranding: { createdAt: "date", updatedAt: "date" },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },

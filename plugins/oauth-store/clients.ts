@@ -119,3 +119,9 @@ export async function listOwnedClients(db: Kysely<Database>, userId: string): Pr
   const rows = await db.selectFrom("oauthClient").select(["clientId", "name"]).where("userId", "=", userId).orderBy("createdAt", "asc").orderBy("clientId").execute();
   return rows.map((r) => ({ clientId: r.clientId, name: r.name ?? r.clientId }));
 }
+
+/** The user who owns the client `clientId` (registered while signed in); null when anonymous or unknown. */
+export async function findClientOwner(db: Kysely<Database>, clientId: string): Promise<string | null> {
+  const row = await db.selectFrom("oauthClient").select("userId").where("clientId", "=", clientId).executeTakeFirst();
+  return row?.userId ?? null;
+}

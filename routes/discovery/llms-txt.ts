@@ -60,6 +60,7 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     "Public clients (token_endpoint_auth_method none) get no secret and must use PKCE with S256. Redirect URIs are https, or http on loopback; matched exactly.",
     `Then: authorization code + PKCE at ${at("authorization_endpoint", `${api}/oauth2/authorize`)}, tokens at ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)}.`,
     "A client registered with member_pubkey must send X-Auth-Token (a Bitcoin-Auth token by that key over the token path and the exact form body) on every token request.",
+    `Brand a client you registered while signed in (Plus and Pro tiers; Pro is white-label): PUT ${deps.issuer}/api/clients/<client_id>/branding with the owner's session and {"displayName", "logoUri" (https PNG, JPEG or WebP, fetched once and served from here), "accentColor" (#rrggbb with at least 4.5:1 contrast against white), "supportUrl"}. The sign-in, consent and related pages and e-mails of its authorization requests then show it. A free tier is refused with 403 naming the tier required.`,
     "",
     "## Machine clients (client credentials, no person)",
     `A signed-in person registers a confidential client for itself at the registration endpoint: {"client_name": "My job", "grant_types": ["client_credentials"], "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": "https://..."} (or "jwks": {"keys": [...]}, or client_secret_basic for a secret). No redirect_uris. Open registration registers no machine clients.`,

@@ -13,6 +13,7 @@ import { signedOAuthQuery, verifySignedOAuthQuery } from "./oauth-query.js";
 import { ownPagesOnly, withSession, type PageContext, type PageDeps, type PageEnv } from "./page-env.js";
 import { html, redirectWith } from "./render.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import { showBrandOf, showBrandOfQuery } from "./brand.js";
 
 async function showConsent(c: PageContext) {
   const { auth, db } = c.var.page;
@@ -22,6 +23,7 @@ async function showConsent(c: PageContext) {
   const q = signedOAuthQuery(new URL(c.req.url).searchParams);
   const signed = q && (await verifySignedOAuthQuery(q, (await auth.$context).secret)) ? new URLSearchParams(q) : null;
   const clientId = signed?.get("client_id");
+  const brand = await showBrandOf(c, clientId);
   if (!q || !signed || !clientId) return html(c, <ErrorPage error="invalid_consent" description={errorWords("invalid_consent").message} />, 400);
   const client = await findClientDisplay(db, clientId);
   if (!client) return html(c, <ErrorPage error="invalid_client" description="This application is not registered." />, 400);
@@ -31,7 +33,8 @@ async function showConsent(c: PageContext) {
   const identities = scopes.includes("profile") && session ? await identityChoices(c.var.page, session) : [];
   const destination = await destinationOf(c.var.page, clientId, signed.get("redirect_uri"));
   const resources = resourcesShown(c.var.page.authUrl, signed.getAll("resource"));
-  return html(c, <ConsentPage clientName={client.name || clientId} clientUri={client.uri} icon={safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} />);
+  // A branded client is shown by its brand, whose logo (served by us) heads the page: no registered icon from elsewhere.
+  return html(c, <ConsentPage clientName={brand?.displayName || client.name || clientId} clientUri={client.uri} icon={brand ? null : safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} />);
 }
 
 /** The signed request's `resource` values (RFC 8707), as the consent page names them. */
@@ -81,6 +84,7 @@ async function decideConsent(c: PageContext) {
   }
   const upstream = await callAuth(c, "/oauth2/consent", { accept: f.decision === "allow", oauth_query: f.oauth_query });
   if (upstream.status === 401) return c.redirect(`/sign-in?${f.oauth_query}`, 303);
+  if (!upstream.ok) await showBrandOfQuery(c, f.oauth_query);
   if (!upstream.ok) return html(c, <ErrorPage error="invalid_request" description={await upstreamMessage(upstream, "This consent request has expired. Start again from the application.")} />, 400);
   return redirectWith(upstream, await nextLocation(upstream, "/"));
 }

@@ -7,6 +7,7 @@ import { callAuth, getFromAuth, readForm } from "./form-replay.js";
 import { ownPagesOnly, signInFirst, type PageContext, type PageEnv } from "./page-env.js";
 import { html } from "./render.js";
 import { signInThenBack } from "./return-to.js";
+import { showBrandOf } from "./brand.js";
 
 /** better-auth's answer to GET /device?user_code (the verify step). */
 interface Verification {
@@ -44,8 +45,9 @@ async function showDevice(c: PageContext) {
   if (found.status !== "pending") return html(c, <DeviceCodeEntryPage error={USED} />, 400);
 
   const client = await findClientDisplay(c.var.page.db, found.client_id);
+  const brand = await showBrandOf(c, found.client_id);
   const scopes = (found.scope ?? "").split(" ").filter(Boolean);
-  return html(c, <DeviceConfirmPage code={formatUserCode(code)} clientName={client?.name || found.client_id} clientUri={client?.uri} scopes={scopes} />);
+  return html(c, <DeviceConfirmPage code={formatUserCode(code)} clientName={brand?.displayName || client?.name || found.client_id} clientUri={client?.uri} scopes={scopes} />);
 }
 
 async function decideDevice(c: PageContext) {

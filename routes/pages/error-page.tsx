@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { errorWords } from "./error-words.js";
 import { Layout } from "./layout.js";
 import { html } from "./render.js";
 
@@ -26,10 +25,4 @@ export function ErrorPage(props: { error: string | null; description?: string | 
 /** The answer to a form posted from another origin (page-env.ts `ownPagesOnly`). */
 export function refuseForeignForm(c: Context): Response {
   return html(c, <ErrorPage error="invalid_request" description="This form must be sent from our own page." />, 403);
-}
-
-/** GET /error. Anyone can link here with any query: fixed wording per known code, never the query's text. */
-export function showError(c: Context): Response {
-  const { code, message } = errorWords(c.req.query("error") ?? "invalid_request");
-  return html(c, <ErrorPage error={code} description={message} />, 400);
 }

@@ -5,7 +5,7 @@ import { certificatePageRoutes } from "./certificates.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
 import { consentRoutes } from "./consent.js";
 import { devicePageRoutes } from "./device.js";
-import { showError } from "./error-page.js";
+import { errorRoutes } from "./error.js";
 import { invitationRoutes } from "./invitations.js";
 import { providePageDeps, type PageDeps, type PageEnv } from "./page-env.js";
 import { passwordResetRoutes } from "./password-reset.js";
@@ -37,7 +37,7 @@ export function pageRoutes(deps: PageDeps) {
       // RFC 8628 verification page, and the agent approval page (agent-auth's verification_uri).
       .route("/", devicePageRoutes)
       .route("/", agentApprovalRoutes)
-      .get("/error", showError)
+      .route("/", errorRoutes)
       // The certificate catalog for people: /certificates and /certificates/<slug>.
       .route("/certificates", certificatePageRoutes)
   );

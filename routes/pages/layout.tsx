@@ -1,4 +1,5 @@
-import type { Child } from "hono/jsx";
+import { createContext, useContext, type Child } from "hono/jsx";
+import type { PageBrand } from "../../plugins/branding/brand.js";
 
 export const STYLE = `
 *{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f4;color:#1c1917}
@@ -14,20 +15,77 @@ nav.account ul{list-style:none;padding:0;margin:0 0 1.25rem;display:flex;flex-wr
 table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:left;padding:.45rem .3rem;border-bottom:1px solid #e7e5e4;vertical-align:top}td code{overflow-wrap:anywhere}
 form.inline{display:inline-flex;gap:.4rem;align-items:center;margin:0}form.inline button,form.inline input,form.inline select{margin:0;padding:.35rem .7rem;width:auto}
 .notice{background:#dcfce7;color:#14532d;padding:.6rem;border-radius:8px}.warning{background:#fef3c7;color:#78350f;padding:.6rem;border-radius:8px}.codes{font-family:ui-monospace,monospace;columns:2}svg.qr{width:12rem;height:12rem}nav.toc{font-size:.9rem}
+header.brand{max-width:26rem;margin:2rem auto -2.5rem;padding:0 .5rem;display:flex;gap:.75rem;align-items:center;font-weight:600;font-size:1.15rem}header.brand img{max-height:40px;max-width:160px}
+footer.page{max-width:26rem;margin:-2.5rem auto 2rem;padding:0 .5rem;text-align:center;font-size:.85rem;color:#57534e}footer.page a{color:#44403c}
 `;
 
+/** What frames every page: this service's name and legal links, and the brand of the client a person arrived through. */
+export interface ChromeSettings {
+  /** SERVICE_DISPLAY_NAME: this service's name in the footer (never on a white-label client's pages). */
+  serviceName: string;
+  /** PRIVACY_POLICY_URL and TERMS_OF_SERVICE_URL: on every page, white-label included. */
+  legal: { privacyUrl: string | null; termsUrl: string | null };
+}
+export interface Chrome extends ChromeSettings {
+  brand: PageBrand | null;
+}
+/** What a request carries for the chrome (page-env.ts PageEnv): the settings at the mount, the brand once a page found one. */
+export type ChromeVariables = { page?: { chrome?: ChromeSettings }; pageBrand?: PageBrand };
+export const ChromeContext = createContext<Chrome>({ serviceName: "Identity", legal: { privacyUrl: null, termsUrl: null }, brand: null });
+
+/**
+ * The brand's accent as a second style element (its hash joins the page's CSP,
+ * security-headers.ts): link colour on the white card and the primary button's background under
+ * white text, the two uses plugins/branding/contrast.ts checks at 4.5:1.
+ */
+export function brandCss(brand: PageBrand | null | undefined): string | null {
+  const accent = brand?.accentColor;
+  return accent ? `main a{color:${accent}}button:not(.secondary){background:${accent};color:#fff}header.brand{border-left:4px solid ${accent}}` : null;
+}
+
+/** The client's brand above the page: its logo (served by us) and its name. */
+function BrandHeader(props: { brand: PageBrand }) {
+  return (
+    <header class="brand">
+      {props.brand.logoSrc ? <img src={props.brand.logoSrc} alt="" /> : null}
+      <span>{props.brand.displayName}</span>
+    </header>
+  );
+}
+
+/**
+ * Below the page: this service's name (none on a white-label client's pages), the client's
+ * support link, and the legal links, which every page keeps.
+ */
+function PageFooter(props: Chrome) {
+  const { brand, serviceName, legal } = props;
+  const parts: Child[] = [];
+  if (!brand) parts.push(<span>{serviceName}</span>);
+  else if (!brand.whiteLabel) parts.push(<span>Sign-in for {brand.displayName} by {serviceName}</span>);
+  if (brand?.supportUrl) parts.push(<a href={brand.supportUrl}>{brand.displayName} support</a>);
+  if (legal.privacyUrl) parts.push(<a href={legal.privacyUrl}>Privacy</a>);
+  if (legal.termsUrl) parts.push(<a href={legal.termsUrl}>Terms</a>);
+  return parts.length ? <footer class="page">{parts.flatMap((part, i) => (i ? [" · ", part] : [part]))}</footer> : null;
+}
+
 export function Layout(props: { title: string; children: Child; /** The account page's wider column. */ wide?: boolean }) {
+  const chrome = useContext(ChromeContext);
+  const { brand } = chrome;
+  const accent = brandCss(brand);
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
-        <title>{props.title}</title>
+        <title>{brand ? `${props.title} · ${brand.displayName}` : props.title}</title>
         <style>{STYLE}</style>
+        {accent ? <style>{accent}</style> : null}
       </head>
       <body>
+        {brand ? <BrandHeader brand={brand} /> : null}
         <main class={props.wide ? "wide" : undefined}>{props.children}</main>
+        <PageFooter {...chrome} />
       </body>
     </html>
   );

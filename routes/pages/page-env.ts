@@ -7,12 +7,15 @@ import type { Config } from "../../lib/env.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Mailer } from "../../lib/mailer.js";
 import type { Limiter } from "../../lib/rate-limit.js";
+import type { SafeFetch } from "../../lib/safe-fetch.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
+import type { BrandResolver, PageBrand } from "../../plugins/branding/brand.js";
 import type { TierService } from "../../plugins/subscriptions/ownership.js";
 import type { OrdinalsIndexer } from "../../plugins/wallet/ordinals.js";
 import { sameOriginOnly, type AppEnv } from "../middleware.js";
 import { findSession } from "../session.js";
 import { refuseForeignForm } from "./error-page.js";
+import type { ChromeSettings } from "./layout.js";
 import { redirectWith } from "./render.js";
 import { signInThenBack } from "./return-to.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -31,6 +34,8 @@ export interface PageDeps {
   billing: PageBilling;
   /** The account page's Contact support form (routes/pages/account/support.tsx). */
   support: PageSupport;
+  /** This service's name and legal links on every page, and the client brands of authorization flows (plugins/branding). */
+  chrome: PageChromeDeps;
 }
 
 export interface PageSupport {
@@ -39,6 +44,13 @@ export interface PageSupport {
   mailer: Mailer;
   /** lib/limits.ts `supportMessage`, per person; null when limits are off. */
   limiter: Limiter | null;
+}
+
+export interface PageChromeDeps extends ChromeSettings {
+  brands: BrandResolver;
+  /** The account page's branding form fetches logos as the API does: the guarded fetcher, BRANDING_LOGO_MAX_BYTES. */
+  safeFetch: SafeFetch;
+  logoMaxBytes: number;
 }
 
 export interface PageBilling {
@@ -51,7 +63,7 @@ export interface PageBilling {
 
 /** The pages' typed context: the shared one (request id, session) and the page dependencies. */
 export interface PageEnv extends AppEnv {
-  Variables: AppEnv["Variables"] & { page: PageDeps };
+  Variables: AppEnv["Variables"] & { page: PageDeps; /** The client brand this page shows (./brand.ts `showBrandOf`). */ pageBrand?: PageBrand };
 }
 
 export type PageContext = Context<PageEnv>;

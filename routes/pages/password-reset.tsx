@@ -3,12 +3,21 @@ import { callAuth, readForm, upstreamMessage } from "./form-replay.js";
 import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
 import { html } from "./render.js";
 import { ForgotPasswordPage, ResetPasswordPage } from "./sign-in-page.js";
+import { withMailBrand } from "../../plugins/branding/mail.js";
+import { showBrandOfQuery } from "./brand.js";
+import { signedOAuthQuery } from "./oauth-query.js";
 
-const showForgotPassword = (c: PageContext) => html(c, <ForgotPasswordPage />);
+/** Reached from a sign-in page, it keeps that page's authorization request: its client's brand is on this page and on the mail. */
+async function showForgotPassword(c: PageContext) {
+  const q = signedOAuthQuery(new URL(c.req.url).searchParams);
+  const brand = await showBrandOfQuery(c, q);
+  return html(c, <ForgotPasswordPage oauthQuery={brand ? q : undefined} />);
+}
 
 async function requestReset(c: PageContext) {
   const f = await readForm(c);
-  await callAuth(c, "/request-password-reset", { email: f.email ?? "", redirectTo: `${c.var.page.authUrl}/reset-password` });
+  const brand = await showBrandOfQuery(c, f.oauth_query);
+  await withMailBrand(brand, () => callAuth(c, "/request-password-reset", { email: f.email ?? "", redirectTo: `${c.var.page.authUrl}/reset-password` }));
   // Same answer whether or not the address has an account.
   return html(c, <ForgotPasswordPage sent />);
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { STYLE } from "./layout.js";
+import { brandCss, STYLE, type ChromeVariables } from "./layout.js";
 
 /**
  * Content-Security-Policy for our HTML pages. Scripts only from our origin (the bundled
@@ -14,12 +14,24 @@ import { STYLE } from "./layout.js";
  */
 const styleHash = createHash("sha256").update(STYLE).digest("base64");
 
+/** The layout's style, and on a branded page its accent style (layout.tsx `brandCss`) too, by their hashes. */
+function styleSources(c: Context): string {
+  const css = brandCss((c as Context<{ Variables: ChromeVariables }>).var.pageBrand);
+  return css ? `'sha256-${styleHash}' 'sha256-${createHash("sha256").update(css).digest("base64")}'` : `'sha256-${styleHash}'`;
+}
+
+/** Our own images only on a branded page (its logo is served by us); else also the icons clients registered. */
+function brandImageSources(c: Context): string {
+  return (c as Context<{ Variables: ChromeVariables }>).var.pageBrand ? "'self'" : "'self' https: http:";
+}
+
 const PAGE_CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
-  styleSrc: [`'sha256-${styleHash}'`],
+  styleSrc: [styleSources],
   // Client icons on the consent page: https (or loopback http) images from registration data.
-  imgSrc: ["'self'", "https:", "http:"],
+  // A branded client's page loads its logo from us only (brandImageSources).
+  imgSrc: [brandImageSources],
   connectSrc: ["'self'"],
   baseUri: ["'none'"],
   objectSrc: ["'none'"],

@@ -4,7 +4,7 @@ import { PasskeyScript, PasskeySignInSection, type PasskeySignInOptions } from "
 import { SocialSignIn } from "./social-sign-in-page.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
 
-export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[]; passkey?: PasskeySignInOptions | null; returnTo?: string | null }) {
+export function SignInPage(props: { oauthQuery?: string; error?: string | null; email?: string; signUpHref: string; forgotHref?: string; keySignIn?: KeySignInOptions | null; socialProviders?: readonly SignInProvider[]; passkey?: PasskeySignInOptions | null; returnTo?: string | null }) {
   return (
     <Layout title="Sign in">
       <h1>Sign in</h1>
@@ -21,7 +21,7 @@ export function SignInPage(props: { oauthQuery?: string; error?: string | null; 
       {props.passkey ? <PasskeySignInSection {...props.passkey} oauthQuery={props.oauthQuery} /> : null}
       <SocialSignIn providers={props.socialProviders} oauthQuery={props.oauthQuery} />
       <p class="muted">
-        No account? <a href={props.signUpHref}>Create one</a> · <a href="/forgot-password">Forgot your password?</a>
+        No account? <a href={props.signUpHref}>Create one</a> · <a href={props.forgotHref ?? "/forgot-password"}>Forgot your password?</a>
       </p>
       {props.keySignIn ? <KeySignInSection {...props.keySignIn} oauthQuery={props.oauthQuery} /> : null}
       {props.passkey ? <PasskeyScript scriptSrc={props.passkey.scriptSrc} /> : null}
@@ -51,7 +51,7 @@ export function SignUpPage(props: { oauthQuery?: string; error?: string | null; 
   );
 }
 
-export function ForgotPasswordPage(props: { sent?: boolean; error?: string | null }) {
+export function ForgotPasswordPage(props: { sent?: boolean; error?: string | null; oauthQuery?: string }) {
   return (
     <Layout title="Reset your password">
       <h1>Reset your password</h1>
@@ -60,6 +60,7 @@ export function ForgotPasswordPage(props: { sent?: boolean; error?: string | nul
         <p role="status">If that address has an account, a reset link is on its way.</p>
       ) : (
         <form method="post" action="/forgot-password">
+          {props.oauthQuery ? <input type="hidden" name="oauth_query" value={props.oauthQuery} /> : null}
           <label for="email">E-mail</label>
           <input id="email" name="email" type="email" autocomplete="email" required />
           <button type="submit">Send reset link</button>

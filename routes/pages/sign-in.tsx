@@ -8,6 +8,7 @@ import { passkeySignInOptions } from "./passkey-sign-in-page.js";
 import { html, redirectWith } from "./render.js";
 import { safeReturnPath } from "./return-to.js";
 import { SignInPage } from "./sign-in-page.js";
+import { showBrandOfQuery } from "./brand.js";
 import { socialErrorMessage } from "./social-sign-in-page.js";
 import { needsSecondFactor, twoFactorStepUrl } from "./two-factor-sign-in.js";
 
@@ -17,11 +18,12 @@ export const withQuery = (path: string, query?: string) => (query ? `${path}?${q
 /** The sign-in page with every way to sign in this server offers (key, passkey, social). */
 async function renderSignIn(c: PageContext, props: { oauthQuery?: string; email?: string; error?: string | null; returnTo?: string | null }, status = 200) {
   const { auth, sigmaServiceName, logger, socialProviders } = c.var.page;
+  await showBrandOfQuery(c, props.oauthQuery);
   const [keySignIn, passkey] = await Promise.all([
     keySignInOptions({ auth, basePath: BASE_PATH, serviceName: sigmaServiceName, logger }, c.req.raw.headers),
     passkeySignInOptions(BASE_PATH, logger),
   ]);
-  const page = <SignInPage {...props} signUpHref={withQuery("/sign-up", props.oauthQuery)} keySignIn={keySignIn} passkey={passkey} socialProviders={socialProviders} />;
+  const page = <SignInPage {...props} signUpHref={withQuery("/sign-up", props.oauthQuery)} forgotHref={withQuery("/forgot-password", props.oauthQuery)} keySignIn={keySignIn} passkey={passkey} socialProviders={socialProviders} />;
   return html(c, page, status);
 }
 

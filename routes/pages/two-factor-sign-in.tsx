@@ -5,6 +5,7 @@ import { signedOAuthQuery } from "./oauth-query.js";
 import { ownPagesOnly, type PageContext, type PageEnv } from "./page-env.js";
 import { html, redirectWith, withCookiesOf } from "./render.js";
 import { safeReturnPath } from "./return-to.js";
+import { showBrandOfQuery } from "./brand.js";
 
 /**
  * The second step of a password sign-in for an account with two-factor on. POST /sign-in sees
@@ -85,9 +86,10 @@ function refusal(status: number, code: string | null): { message: string; expire
 
 const signInHref = (q?: string, returnTo?: string | null) => (q ? `/sign-in?${q}` : returnTo ? `/sign-in?return_to=${encodeURIComponent(returnTo)}` : "/sign-in");
 
-function showCodeStep(c: PageContext) {
+async function showCodeStep(c: PageContext) {
   const search = new URL(c.req.url).searchParams;
   const q = signedOAuthQuery(search);
+  await showBrandOfQuery(c, q);
   const returnTo = q ? null : safeReturnPath(search.get("return_to"));
   return html(c, <TwoFactorPage oauthQuery={q} returnTo={returnTo} signInHref={signInHref(q, returnTo)} />);
 }
@@ -103,6 +105,7 @@ async function verifyCode(c: PageContext) {
   const upstream = await callAuth(c, path, { code, ...(q ? { oauth_query: q } : {}) });
   if (!upstream.ok) {
     const { message, expired } = refusal(upstream.status, (await upstreamError(upstream)).code);
+    await showBrandOfQuery(c, q);
     const page = <TwoFactorPage oauthQuery={q} returnTo={returnTo} error={message} method={method} expired={expired} signInHref={signInHref(q, returnTo)} />;
     // Carry cookie changes (an expired two_factor cookie) with the page.
     return withCookiesOf(upstream, html(c, page, upstream.status === 429 ? 429 : 400));

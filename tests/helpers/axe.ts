@@ -12,7 +12,7 @@ const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
  * axe's violations on the page as it is now (inside the `include` selectors when given), each as
  * `rule: target` lines (empty: none).
  */
-export async function axeViolations(page: Page, include?: string[]): Promise<string[]> {
+export async function axeViolations(page: Page, include?: string | string[]): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(
     async ({ tags, include }) => {
@@ -20,7 +20,7 @@ export async function axeViolations(page: Page, include?: string[]): Promise<str
       const result = await axe.run(include ? { include: include.map((s) => [s]) } : document, { runOnly: { type: "tag", values: tags } });
       return result.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
     },
-    { tags: TAGS, include: include ?? null },
+    { tags: TAGS, include: include === undefined ? null : [include].flat() },
   );
   return violations.flatMap((v) => v.targets.map((t) => `${v.id}: ${t}`));
 }

@@ -19,7 +19,7 @@ export interface HttpsFixture {
   /** Every path requested, in order. */
   readonly requests: readonly string[];
   /** What a GET of `path` answers: a body with 200, or a status and headers. */
-  serve(path: string, answer: string | { status: number; headers?: Record<string, string>; body?: string }): void;
+  serve(path: string, answer: string | { status: number; headers?: Record<string, string>; body?: string | Buffer }): void;
 }
 
 async function selfSignedLocalhost(dir: string) {
@@ -35,7 +35,7 @@ async function selfSignedLocalhost(dir: string) {
 
 export function useHttpsServer(): HttpsFixture {
   const tempDir = useTempDirs("idp-https-");
-  const routes = new Map<string, { status: number; headers?: Record<string, string>; body?: string }>();
+  const routes = new Map<string, { status: number; headers?: Record<string, string>; body?: string | Buffer }>();
   const requests: string[] = [];
   let server: Server | undefined;
   let port = 0;

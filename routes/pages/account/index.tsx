@@ -4,6 +4,7 @@ import { html, redirectWith } from "../render.js";
 import { AccountOverview, AccountPage, type AccountFrame } from "./account-page.js";
 import { agentAccountRoutes } from "./agents.js";
 import { appRoutes } from "./apps.js";
+import { brandingRoutes } from "./branding.js";
 import { identityRoutes } from "./identities.js";
 import { linkedAccountRoutes } from "./linked-accounts.js";
 import { sectionContext } from "./load.js";
@@ -77,6 +78,7 @@ export const accountRoutes = new Hono<PageEnv>()
   .route(ACCOUNT_PATH, subscriptionRoutes)
   .route(ACCOUNT_PATH, billingRoutes)
   .route(ACCOUNT_PATH, supportRoutes)
+  .route(ACCOUNT_PATH, brandingRoutes)
   .route(ACCOUNT_PATH, walletRoutes)
   .route(`${ACCOUNT_PATH}/two-factor`, twoFactorRoutes)
   .route(`${ACCOUNT_PATH}/organizations`, organizationRoutes)

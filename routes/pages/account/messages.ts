@@ -65,6 +65,10 @@ const NOTICES_BY_SECTION = {
     "role-changed": "The member's role was changed.",
     "organization-left": "You left the organization.",
   },
+  branding: {
+    "brand-saved": "The brand was saved.",
+    "brand-removed": "The brand was removed.",
+  },
   support: {
     "support-sent": "Your message was sent to support. A copy is on its way to your e-mail address.",
   },
@@ -105,6 +109,11 @@ const OUR_WORDS: Record<string, string> = {
   TIER_REQUIRED: "That comes with a paid plan. Upgrade your plan to use it.",
   SUPPORT_NOT_CONFIGURED: "Support by e-mail is not set up on this server.",
   SUPPORT_NOT_SENT: "Your message could not be sent just now. Try again in a few minutes.",
+  BRANDING_TIER_REQUIRED: "Custom branding comes with the Plus tier (white-label with Pro).",
+  ACCENT_CONTRAST_TOO_LOW: "That accent colour is too light: it needs a contrast ratio of at least 4.5:1 against white (WCAG 2.2 AA). Choose a darker one.",
+  LOGO_REFUSED: "That logo could not be used: it must be a PNG, JPEG or WebP image at a public https address, small enough, answering directly (no redirect).",
+  OAUTH_CLIENT_NOT_OWNED: "That app is not yours.",
+  CLIENT_NOT_FOUND: "That app no longer exists.",
 };
 
 /** The words for an error code: ours, better-auth's (any plugin's catalog), or a generic line. */

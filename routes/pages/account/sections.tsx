@@ -17,6 +17,7 @@ import { ProfileSection } from "./profile.js";
 import { SessionsSection } from "./sessions.js";
 import { SubscriptionSection } from "./subscription.js";
 import { AnalyticsSection, loadAnalyticsSection } from "./analytics.js";
+import { BrandingSection, loadBranding } from "./branding.js";
 import { SupportSection } from "./support.js";
 import { TwoFactorSection } from "./two-factor.js";
 import { NftsSection, WalletsSection } from "./wallets.js";
@@ -41,6 +42,7 @@ export const SECTION_VIEWS: { readonly [id in SectionId]?: SectionView } = {
   agents: async ({ deps, session }) => <AgentAccessSection view={await loadAgentAccess(deps.db, session.user.id)} />,
   organizations: showOrganizations,
   subscription: async (ctx) => <SubscriptionSection view={await ctx.once(loadSubscription)} />,
+  branding: async (ctx) => <BrandingSection view={await loadBranding(ctx.deps, ctx.session.user.id, (await ctx.once(loadSubscription)).tier)} />,
   analytics: async (ctx) => <AnalyticsSection view={await loadAnalyticsSection(ctx.deps, ctx.session.user.id, (await ctx.once(loadSubscription)).tier, ctx.search)} />,
   support: async (ctx) => <SupportSection view={{ tier: (await ctx.once(loadSubscription)).tier, configured: Boolean(ctx.deps.support.email), email: ctx.session.user.email }} />,
 };
