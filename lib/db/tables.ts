@@ -16,9 +16,9 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  clientBranding: ClientBrandingTable;
   clientDailyCount: ClientDailyCountTable;
   clientDailyUser: ClientDailyUserTable;
-  clientBranding: ClientBrandingTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -213,6 +213,20 @@ export interface BapWalletBindingTable {
   verifiedAt: Nullable<Timestamp>;
 }
 
+export interface ClientBrandingTable {
+  id: string;
+  clientId: string;
+  displayName: string;
+  logoUri: Nullable<string>;
+  logoType: Nullable<string>;
+  logoData: Nullable<string>;
+  logoHash: Nullable<string>;
+  accentColor: Nullable<string>;
+  supportUrl: Nullable<string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
 export interface ClientDailyCountTable {
   id: string;
   day: string;
@@ -227,20 +241,6 @@ export interface ClientDailyUserTable {
   day: string;
   clientId: string;
   userId: string;
-}
-
-export interface ClientBrandingTable {
-  id: string;
-  clientId: string;
-  displayName: string;
-  logoUri: Nullable<string>;
-  logoType: Nullable<string>;
-  logoData: Nullable<string>;
-  logoHash: Nullable<string>;
-  accentColor: Nullable<string>;
-  supportUrl: Nullable<string>;
-  createdAt: Timestamp;
-  updatedAt: Timestamp;
 }
 
 export interface DeviceCodeTable {
@@ -619,9 +619,9 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  clientBranding: { createdAt: "date", updatedAt: "date" },
   clientDailyCount: {  },
   clientDailyUser: {  },
-  clientBranding: { createdAt: "date", updatedAt: "date" },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },

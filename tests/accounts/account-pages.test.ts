@@ -21,7 +21,7 @@ const PAGES = [
   { path: "/account/identities", title: "Identities, wallets and NFTs", sections: ["identities", "wallets", "nfts"] },
   { path: "/account/apps", title: "Apps, agents and delegations", sections: ["apps", "agents"] },
   { path: "/account/organizations", title: "Organizations", sections: ["organizations"] },
-  { path: "/account/plan", title: "Plan, billing, branding and analytics", sections: ["subscription", "analytics", "support"] },
+  { path: "/account/plan", title: "Plan, billing, branding and analytics", sections: ["subscription", "branding", "analytics", "support"] },
 ];
 const EVERY_SECTION = PAGES.flatMap((p) => p.sections);
 

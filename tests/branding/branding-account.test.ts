@@ -20,7 +20,7 @@ async function accountPage(cookie: string): Promise<Page> {
   const context = await browser.context();
   await addCookies(context, cookie, server.url);
   const page = await context.newPage();
-  await page.goto(`${server.url}/account#branding`);
+  await page.goto(`${server.url}/account/plan#branding`);
   return page;
 }
 
