@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { authorizationRequest, authorizeUrl, pkce, registerClient, signUp, token } from "../helpers/oauth.js";
 import { postForm, type TestServer } from "../helpers/server.js";
+import { exchange, exchangeForm, registerAgent, verified } from "../helpers/token-exchange.js";
 
 /**
  * RFC 9396 rich authorization requests: `authorization_details` from the request (direct or
@@ -142,5 +143,35 @@ describe("authorization_details (RFC 9396)", () => {
     const intro = await oidc.tokenIntrospection(config, tokens.access_token);
     expect(intro.active).toBe(true);
     expect(intro.authorization_details).toEqual(details);
+  });
+
+  it("token exchange keeps the subject token's details, or narrows them, never widens", async () => {
+    const person = await signUp(server);
+    const { client, basic } = await confidentialClient(server);
+    const granted = [transfer("1000"), capability];
+    const { back, verifier } = await authorizeWith(server, client.client_id, person.cookie, { resource: BANK, authorization_details: JSON.stringify(granted) });
+    const tokens = await token(server, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: APP, code_verifier: verifier }, basic);
+    const subject = tokens.json.access_token as string;
+    const agent = await registerAgent(server);
+
+    const kept = await exchange(agent, subject, { resource: BANK });
+    expect((await verified(server, kept.access_token, BANK)).authorization_details).toEqual(granted);
+
+    const narrower = [transfer("250")];
+    const narrowed = await exchange(agent, subject, { resource: BANK, authorization_details: JSON.stringify(narrower) });
+    expect((await verified(server, narrowed.access_token, BANK)).authorization_details).toEqual(narrower);
+    expect(narrowed.authorization_details).toEqual(narrower);
+
+    const wider: Array<[unknown[], string]> = [
+      [[transfer("1000.01")], "a larger amount"],
+      [[transfer("10", "1AnotherAddressXXXXXXXXXXXXXXXXXX")], "another address"],
+      [[{ ...capability, constraints: {} }], "a capability without its pinned argument"],
+      [[{ type: "agent_capability", capability: "backup.push" }], "another capability"],
+    ];
+    for (const [details, what] of wider) {
+      const res = await exchangeForm(server, agent, subject, { resource: BANK, authorization_details: JSON.stringify(details) });
+      expect(res.status, what).toBe(400);
+      expect(res.json.error, what).toBe("invalid_authorization_details");
+    }
   });
 });
