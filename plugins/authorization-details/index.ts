@@ -86,6 +86,8 @@ export function authorizationDetails({ db }: { db: Kysely<Database> }): { extens
       const check = validateAuthorizationDetails(value.query.authorization_details);
       if (!check.ok) return;
       await recordGrantedDetails(db, { id, userId: value.userId, clientId: value.query.client_id, details: check.details });
+      // Emptied by the after-hook of the same request; a request that died before it leaves one entry, so bound the map.
+      if (pending.size > 10_000) pending.clear();
       pending.set(id, check.details);
     }),
   };

@@ -53,7 +53,7 @@ export const AgentCapability = v.pipe(
     ...Common,
     capability: v.picklist([...CAPABILITIES.keys()], "must be one of this server's agent capabilities (GET /api/auth/capability/list)"),
     /** Arguments the capability may be run with only as given here. */
-    constraints: v.optional(v.record(v.pipe(v.string(), v.maxLength(64)), ArgumentValue)),
+    constraints: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, "must be an argument name")), ArgumentValue)),
   }),
   v.check((d) => Object.keys(d.constraints ?? {}).every((k) => CAPABILITIES.get(d.capability)!.arguments.includes(k)), "constraints may name only the capability's own arguments"),
 );

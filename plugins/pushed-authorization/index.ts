@@ -33,6 +33,50 @@ export interface PushedAuthorizationOptions {
 /** Where a pushed request waits: better-auth's verification store (Redis when configured, else the database). */
 const identifierOf = (reference: string) => `par:${reference}`;
 
+/**
+ * The endpoint in the OpenAPI document (openapi/better-auth.ts adds RFC 6749 errors and client
+ * authentication). better-call's type knows JSON request bodies only; RFC 9126 §2.1 is a form.
+ */
+const PAR_OPENAPI = {
+  description:
+    "RFC 9126 pushed authorization request: the client, authenticated as at the token endpoint (a public client by client_id, with PKCE), sends the authorization request's parameters (response_type=code, redirect_uri, scope, state, code_challenge, code_challenge_method=S256, resource, authorization_details, ...) and gets a request_uri to send the browser to the authorization endpoint with client_id. It works once, and for expires_in seconds.",
+  requestBody: {
+    content: {
+      "application/x-www-form-urlencoded": {
+        schema: {
+          type: "object",
+          required: ["response_type", "redirect_uri"],
+          properties: {
+            client_id: { type: "string" },
+            response_type: { type: "string", enum: ["code"] },
+            redirect_uri: { type: "string" },
+            scope: { type: "string" },
+            state: { type: "string" },
+            code_challenge: { type: "string" },
+            code_challenge_method: { type: "string", enum: ["S256"] },
+            resource: { type: "string" },
+            authorization_details: { type: "string", description: "RFC 9396: a JSON array of authorization_details_types_supported entries" },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    "201": {
+      description: "The request is kept; send the browser to the authorization endpoint with client_id and this request_uri",
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["request_uri", "expires_in"],
+            properties: { request_uri: { type: "string", description: "urn:ietf:params:oauth:request_uri:<reference>" }, expires_in: { type: "integer" } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
 interface StoredRequest {
   clientId: string;
   params: PushedParams;
@@ -70,7 +114,7 @@ export function pushedAuthorization(options: PushedAuthorizationOptions): {
 } {
   const push = createAuthEndpoint(
     "/oauth2/par",
-    { method: "POST", metadata: { allowedMediaTypes: ["application/x-www-form-urlencoded"] } },
+    { method: "POST", cloneRequest: true, metadata: { allowedMediaTypes: ["application/x-www-form-urlencoded"], openapi: PAR_OPENAPI as never } },
     async (ctx) => {
       const params = readParams(ctx.body);
       const api = getOAuthProviderApi(ctx as unknown as EndpointContext, providerOf(ctx), "authorization_code");

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { exportJWK, generateKeyPair } from "jose";
 import * as oidc from "openid-client";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
@@ -88,6 +90,27 @@ describe("pushed authorization requests (RFC 9126)", () => {
     const back = await follow(server, url, person.cookie);
     const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
     expect(tokens.access_token).toBeTruthy();
+  });
+
+  it("a private_key_jwt client authenticates at the endpoint with openid-client's PrivateKeyJwt", async () => {
+    const person = await signUp(server);
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const kid = randomUUID();
+    const client = await registerClient(server, {
+      application_type: "web",
+      token_endpoint_auth_method: "private_key_jwt",
+      jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" }] },
+    });
+    const config = await discover(server, client, oidc.PrivateKeyJwt({ key: privateKey, kid }));
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state });
+    const back = await follow(server, url, person.cookie);
+    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.access_token).toBeTruthy();
+    // Without an assertion the same client is refused.
+    const bare = await pushedRequest(server, requestFields(client.client_id));
+    expect(bare.json.error).toBe("invalid_client");
   });
 
   it("answers 201 with a short-lived request_uri, not cached", async () => {
