@@ -37,6 +37,15 @@ async function follow(s: TestServer, url: URL, cookie: string): Promise<URL> {
   return new URL(location, s.url);
 }
 
+/** openid-client pushes the request (PKCE, state), the person allows, openid-client redeems the code. */
+async function pushedCodeFlow(s: TestServer, config: oidc.Configuration, cookie: string) {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state });
+  expect([...url.searchParams.keys()].sort()).toEqual(["client_id", "request_uri"]);
+  return oidc.authorizationCodeGrant(config, await follow(s, url, cookie), { pkceCodeVerifier: verifier, expectedState: state });
+}
+
 async function pushedRequest(s: TestServer, fields: Record<string, string>, headers: Record<string, string> = {}) {
   return postForm(s, "/api/auth/oauth2/par", fields, headers);
 }
@@ -84,11 +93,7 @@ describe("pushed authorization requests (RFC 9126)", () => {
     const person = await signUp(server);
     const client = await registerClient(server, { application_type: "web", token_endpoint_auth_method: "client_secret_basic" });
     const config = await discover(server, client, oidc.ClientSecretBasic(client.client_secret!));
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state });
-    const back = await follow(server, url, person.cookie);
-    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    const tokens = await pushedCodeFlow(server, config, person.cookie);
     expect(tokens.access_token).toBeTruthy();
   });
 
@@ -102,11 +107,7 @@ describe("pushed authorization requests (RFC 9126)", () => {
       jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" }] },
     });
     const config = await discover(server, client, oidc.PrivateKeyJwt({ key: privateKey, kid }));
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state });
-    const back = await follow(server, url, person.cookie);
-    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    const tokens = await pushedCodeFlow(server, config, person.cookie);
     expect(tokens.access_token).toBeTruthy();
     // Without an assertion the same client is refused.
     const bare = await pushedRequest(server, requestFields(client.client_id));
@@ -242,10 +243,7 @@ describe("REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", () => {
     const client = await registerClient(strict);
     const direct = await strict.api(authorizeUrl(strict, requestFields(client.client_id)), { cookie: person.cookie });
     expect(new URL(next(direct)!, strict.url).searchParams.get("error")).toBe("invalid_request");
-    const config = await discover(strict, client);
-    const verifier = oidc.randomPKCECodeVerifier();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state: "x" });
-    const back = await follow(strict, url, person.cookie);
-    expect(back.searchParams.get("code")).toBeTruthy();
+    const tokens = await pushedCodeFlow(strict, await discover(strict, client), person.cookie);
+    expect(tokens.access_token).toBeTruthy();
   });
 });
