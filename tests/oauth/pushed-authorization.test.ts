@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair } from "jose";
 import * as oidc from "openid-client";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { authorizeUrl, pkce, REDIRECT, registerClient, signUp } from "../helpers/oauth.js";
-import { postForm, type TestServer } from "../helpers/server.js";
+import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
 
 /**
  * RFC 9126 pushed authorization requests, driven by a published client (openid-client's
@@ -245,5 +245,34 @@ describe("REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", () => {
     expect(new URL(next(direct)!, strict.url).searchParams.get("error")).toBe("invalid_request");
     const tokens = await pushedCodeFlow(strict, await discover(strict, client), person.cookie);
     expect(tokens.access_token).toBeTruthy();
+  });
+});
+
+describe.runIf(Boolean(process.env.TEST_REDIS_URL))("a pushed request on several instances sharing Redis", () => {
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    a = await startTestServer({ REDIS_URL: process.env.TEST_REDIS_URL! });
+    const database = a.config.database;
+    const second = await startTestServer({ REDIS_URL: process.env.TEST_REDIS_URL!, AUTH_URL: a.url, PORT: "0", DATABASE_URL: database.kind === "sqlite" ? database.file : database.url });
+    b = { ...second, url: second.local.url, api: second.local.api, close: second.close };
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it("is pushed to one instance, redeemed at the other, and then refused at both", async () => {
+    const person = await signUp(a);
+    const client = await registerClient(a);
+    const pushed = await pushedRequest(a, requestFields(client.client_id));
+    expect(pushed.status).toBe(201);
+    const path = authorizeUrl(a, { client_id: client.client_id, request_uri: pushed.json.request_uri });
+    const back = await follow(b, new URL(path, b.url), person.cookie);
+    expect(back.searchParams.get("code")).toBeTruthy();
+    for (const instance of [a, b]) {
+      const again = await instance.api(path, { cookie: person.cookie });
+      expect(new URL(next(again)!, instance.url).searchParams.get("error")).toBe("invalid_request_uri");
+    }
   });
 });
