@@ -88,8 +88,8 @@ function providerOf(ctx: { context: { getPlugin(id: string): unknown } }): Provi
   return provider.options;
 }
 
-/** Whether a client asked at registration to have every authorization request pushed. */
-function clientRequiresPar(metadata: unknown): boolean {
+/** Whether a client asked at registration to have every authorization request pushed (its metadata, an object or its JSON text). */
+export function clientRequiresPar(metadata: unknown): boolean {
   const value = typeof metadata === "string" ? parseJsonOrNull(metadata) : metadata;
   return Boolean(value && typeof value === "object" && (value as Record<string, unknown>)[REQUIRE_PAR_FIELD] === true);
 }

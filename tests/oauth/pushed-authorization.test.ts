@@ -218,6 +218,17 @@ describe("pushed authorization requests (RFC 9126)", () => {
     const pushed = await pushedRequest(server, requestFields(client.client_id));
     const back = await follow(server, new URL(authorizeUrl(server, { client_id: client.client_id, request_uri: pushed.json.request_uri }), server.url), person.cookie);
     expect(back.searchParams.get("code")).toBeTruthy();
+    // RFC 7592: the client reads it back, and cannot switch it off by an update.
+    const management = { authorization: `Bearer ${client.registration_access_token}` };
+    const read = await server.api(new URL(client.registration_client_uri as string).pathname, { headers: management });
+    expect(read.json.require_pushed_authorization_requests).toBe(true);
+    const { registration_access_token: _t, registration_client_uri: _u, ...info } = read.json;
+    const kept = await server.api(new URL(client.registration_client_uri as string).pathname, { method: "PUT", headers: { ...management, authorization: `Bearer ${read.json.registration_access_token}` }, body: info });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.json.require_pushed_authorization_requests).toBe(true);
+    const off = await server.api(new URL(client.registration_client_uri as string).pathname, { method: "PUT", headers: { authorization: `Bearer ${kept.json.registration_access_token}` }, body: { ...info, require_pushed_authorization_requests: false } });
+    expect(off.status).toBe(400);
+    expect(off.json.error).toBe("invalid_client_metadata");
     // Another client is not affected.
     const free = await registerClient(server);
     const open = await follow(server, new URL(authorizeUrl(server, requestFields(free.client_id)), server.url), person.cookie);
