@@ -32,6 +32,8 @@ export function authorizationDetailsProblem(params: Record<string, unknown>): st
   const check = validateAuthorizationDetails(params.authorization_details);
   if (!check.ok) return check.description;
   if (params.resource === undefined) return "authorization_details needs a resource (RFC 8707): the details travel in that resource's JWT access token";
+  // Details are shown to the person every time: a request that forbids asking cannot carry them.
+  if (typeof params.prompt === "string" && params.prompt.split(" ").includes("none")) return "authorization_details always need the person's consent, so prompt=none cannot carry them";
   return null;
 }
 

@@ -107,6 +107,10 @@ describe("authorization_details (RFC 9396)", () => {
       expect(location.searchParams.get("error")).toBe("invalid_authorization_details");
       expect(location.searchParams.get("error_description")).toMatch(why);
     }
+    // Details are never granted silently.
+    const silent = authorizationRequest(server, client.client_id, { redirectUri: APP, scope: "openid", extra: { resource: BANK, prompt: "none", authorization_details: JSON.stringify([transfer()]) } });
+    const refused = await server.api(authorizeUrl(server, silent.params), { cookie: person.cookie });
+    expect(new URL(next(refused)!, server.url).searchParams.get("error")).toBe("invalid_authorization_details");
     // Details need a resource to travel to.
     const { params } = authorizationRequest(server, client.client_id, { redirectUri: APP, scope: "openid", extra: { authorization_details: JSON.stringify([transfer()]) } });
     const res = await server.api(authorizeUrl(server, params), { cookie: person.cookie });
@@ -168,8 +172,13 @@ describe("authorization_details (RFC 9396)", () => {
       [[{ ...capability, constraints: {} }], "a capability without its pinned argument"],
       [[{ type: "agent_capability", capability: "backup.push" }], "another capability"],
     ];
+    // A subject token granted without details gets none added.
+    const plain = await authorizeWith(server, client.client_id, person.cookie, { resource: BANK });
+    const plainTokens = await token(server, { grant_type: "authorization_code", code: plain.back.searchParams.get("code")!, redirect_uri: APP, code_verifier: plain.verifier }, basic);
+    wider.push([[transfer("1")], "details on a subject token without any"]);
+    const subjects = new Map(wider.map(([d, what]) => [what, what.startsWith("details on") ? (plainTokens.json.access_token as string) : subject]));
     for (const [details, what] of wider) {
-      const res = await exchangeForm(server, agent, subject, { resource: BANK, authorization_details: JSON.stringify(details) });
+      const res = await exchangeForm(server, agent, subjects.get(what)!, { resource: BANK, authorization_details: JSON.stringify(details) });
       expect(res.status, what).toBe(400);
       expect(res.json.error, what).toBe("invalid_authorization_details");
     }
