@@ -38,6 +38,7 @@ import { bapProfileRoutes } from "./routes/profile/bap-profile.js";
 import { userBapIdRoutes } from "./routes/profile/user-bap-ids.js";
 import { SUBSCRIPTION_MAX_BODY_BYTES, subscriptionRoutes, subscriptionStatusRoutes, type SubscriptionDeps } from "./routes/subscription/subscription.js";
 import { walletRoutes } from "./routes/wallet/wallet.js";
+import { clientAnalyticsCsvRoutes, clientAnalyticsRoutes } from "./routes/clients/analytics.js";
 import { domainVerificationRoutes } from "./routes/domain-verifications/domain-verifications.js";
 import { certificateRoutes } from "./routes/certificates/certificates.js";
 import { certificateTypeRoutes } from "./routes/certificates/types.js";
@@ -174,6 +175,14 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
       deps: { auth, db, logger, authUrl, settings: config.stripe, ...subscriptions },
       routes: { "/api/subscription": subscriptionRoutes, [`${BASE_PATH}/subscription/status`]: subscriptionStatusRoutes },
     }),
+    // Per-client analytics (Pro) for the client's owner (plugins/analytics).
+    family({
+      name: "client-analytics",
+      bodyLimit: SMALL_BODY_BYTES,
+      guards: [noStore, signedIn, sameSite],
+      deps: { auth, db, tiers: subscriptions.tiers },
+      routes: { "/api/clients/:clientId/analytics": clientAnalyticsRoutes, "/api/clients/:clientId/analytics.csv": clientAnalyticsCsvRoutes },
+    }),
     family({
       name: "wallet",
       bodyLimit: SMALL_BODY_BYTES,
@@ -218,7 +227,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
       name: "certificates",
       bodyLimit: SMALL_BODY_BYTES,
       guards: [noStore],
-      deps: { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) },
+      deps: { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, logger, types: issuableTypes(certificates.typeIds) },
       routes: { "/api/certificates": certificateRoutes },
     }),
     // The pages answer / too: the account page for a signed-in person, else /sign-in.
@@ -231,6 +240,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
         logger,
         socialProviders: signInProviders(config.social),
         billing: { tiers: subscriptions.tiers, stripe: subscriptions.stripe, stripeSettings: config.stripe, indexer: shared.ordinals },
+        support: { email: config.supportEmail, mailer: shared.mailer, limiter: limits?.supportMessage ?? null },
       }),
     }),
   ];

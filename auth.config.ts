@@ -29,7 +29,7 @@ import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { profileFields } from "./plugins/profile-fields/index.js";
 import { bapClaims } from "./plugins/bap-identity/claims.js";
-import { findSelectedIdentity } from "./plugins/bap-identity/store.js";
+import { findSelectedIdentity, selectedIdentityReader } from "./plugins/bap-identity/store.js";
 import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
@@ -54,6 +54,7 @@ import { dpop, dpopOptions } from "./plugins/dpop/index.js";
 import { oauthBearer } from "./plugins/oauth-bearer/index.js";
 import { sessionBearer } from "./plugins/session-bearer/index.js";
 import { subscriptions } from "./plugins/subscriptions/index.js";
+import { analytics } from "./plugins/analytics/index.js";
 import { createTierService, NO_TIER_NFTS, type TierService } from "./plugins/subscriptions/ownership.js";
 import { wallet } from "./plugins/wallet/index.js";
 import { domainVerification } from "./plugins/domain-verification/index.js";
@@ -102,11 +103,13 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   // Which resources a client may ask for: any https resource the person consents to, or a
   // client's allow-list; one resource per token request (plugins/resource-policy).
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
-  // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
   // RFC 9396: authorization_details at authorize, carried into the access token and introspection.
   const details = authorizationDetails({ db: database.db });
   // RFC 9126: authorization requests pushed to /oauth2/par, redeemed once by request_uri.
   const pushed = pushedAuthorization({ ttl: config.par.requestUriTtl, required: config.par.required, scopes: SCOPES, policy: resources.policy, endpointUrl: url(`${BASE_PATH}${AUTH_PATHS.par}`) });
+  const selectedIdentity = selectedIdentityReader(database);
+  const userInfoProfile = userInfoProfileClaims(selectedIdentity);
+  // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
   const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
   return {
@@ -198,7 +201,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     telemetry: { enabled: false },
     plugins: [
       // First: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
-      metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}` }),
+      metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}`, analytics: shared.analytics }),
+      // Per-client analytics (Pro): authorizations, people, refusals at the authorization step; its tables.
+      analytics({ counter: shared.analytics }),
       // Relative callback URLs normalised, then checked (open redirects through dot segments).
       callbackUrls(),
       // Type checks on user fields that better-auth takes as any JSON (a 500 on SQLite otherwise).
@@ -273,11 +278,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         async customUserInfoClaims({ user, scopes, jwt }) {
           // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
           assertTokenForUserInfo(jwt, url(`${BASE_PATH}${AUTH_PATHS.userinfo}`));
-          return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+          return userInfoProfile({ user, scopes, jwt });
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
         extensions: [
-          { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } },
+          { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(selectedIdentity, user, scopes, referenceId) : {}) } },
           // A client_id that is an https URL names its own client ID metadata document (MCP clients).
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
           exchange.extension,
@@ -355,10 +360,24 @@ export async function accessTokenClaims({ scopes, referenceId }: { scopes: strin
   return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
 }
 
+/**
+ * Userinfo's own claims (customUserInfoClaims, after its audience check; the fast lane's
+ * userinfo too): the profile the token's `bap_id` names, else the primary one.
+ */
+export function userInfoProfileClaims(selectedIdentity: ReturnType<typeof selectedIdentityReader>) {
+  return ({ user, scopes, jwt }: { user: { id: string; pubkey?: unknown }; scopes: readonly string[]; jwt: Record<string, unknown> }) =>
+    profileClaims(selectedIdentity, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+}
+
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
-async function profileClaims(database: DatabaseHandle, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
+async function profileClaims(
+  selectedIdentity: ReturnType<typeof selectedIdentityReader>,
+  user: { id: string; pubkey?: unknown },
+  scopes: readonly string[],
+  referenceId?: string,
+) {
   if (!scopes.includes("profile")) return {};
-  const row = await findSelectedIdentity(database.db, user.id, referenceId);
+  const row = await selectedIdentity(user.id, referenceId);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
     ...(row ? bapClaims(row) : {}),

@@ -10,6 +10,7 @@ import { createMetrics, type Metrics } from "./lib/metrics.js";
 import { createLimiters, type Limiters } from "./lib/rate-limit.js";
 import { createSafeFetch, type SafeFetch } from "./lib/safe-fetch.js";
 import { ordinalsIndexer, type OrdinalsIndexer } from "./plugins/wallet/ordinals.js";
+import { createAnalyticsCounter, type AnalyticsCounter } from "./plugins/analytics/counter.js";
 
 /**
  * The stateful pieces that better-auth's plugins (auth.config.ts) and our own routes (app.ts)
@@ -49,6 +50,8 @@ export interface Collaborators {
    * A user that needs its own deadline or size cap takes `safeFetch.withLimits(...)`.
    */
   safeFetch: SafeFetch;
+  /** Per-client analytics counted in memory (plugins/analytics): by better-auth's hooks and the fast refresh, written out by server.ts's flusher. */
+  analytics: AnalyticsCounter;
 }
 
 export interface CollaboratorOptions {
@@ -81,5 +84,6 @@ export function createCollaborators({ config, logger, redis, mailer }: Collabora
     mutualAuth: createMutualAuth(config.serverIdentityKey, redis ? { store: redisPeerSessions(redis) } : {}),
     metrics,
     safeFetch,
+    analytics: createAnalyticsCounter(),
   };
 }

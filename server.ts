@@ -12,6 +12,7 @@ import { createDb } from "./lib/db/connection.js";
 import { DEPRECATED_ROUTES, deprecationOf, type DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import type { DestinationStream } from "pino";
+import type { SafeFetch } from "./lib/safe-fetch.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
@@ -19,6 +20,7 @@ import { createReadiness } from "./lib/readiness.js";
 import { createRedis } from "./lib/redis.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
+import { startAnalyticsFlush } from "./plugins/analytics/flush.js";
 import { createStripe } from "./plugins/subscriptions/stripe.js";
 import { primaryBuyerWallet, walletTierOwnership } from "./plugins/subscriptions/wallets.js";
 import type { CertificateTypeIds } from "./plugins/certificates/issuance.js";
@@ -28,6 +30,9 @@ import { startClientExpiry } from "./plugins/registration-management/expiry.js";
 import { startAssertionExpiry } from "./plugins/client-keys/assertion-expiry.js";
 import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit/retention.js";
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
+import { arcRevocationChain } from "./plugins/certificates/arc-chain.js";
+import { indexerFundingSource } from "./plugins/certificates/funding.js";
+import { startRevocationWatch } from "./plugins/certificates/revocation-watch.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -46,8 +51,10 @@ export interface StartOptions {
   };
   /** The deprecated-routes table (lib/deprecations.ts). Default: DEPRECATED_ROUTES. */
   deprecations?: readonly DeprecatedRoute[];
-  /** Certificates' collaborators: the revocation broadcaster (default: none) and the catalog's type IDs of what we attest. */
+  /** Certificates' collaborators: the revocation chain (default: ARC with CERTIFICATE_FUNDING_KEY, else none) and the catalog's type IDs of what we attest. */
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
+  /** How often revocations in progress are moved on without a request (plugins/certificates/revocation-watch.ts). Default: every minute. */
+  revocationWatch?: { everyMs?: number };
   /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
   auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
   /** Reorders app.ts's table of route families (tests/ops/route-families.test.ts: the order does not matter). */
@@ -104,11 +111,17 @@ export async function start(config: Config, options: StartOptions = {}) {
   const assertionExpiry = startAssertionExpiry({ db: database.db, logger });
   // Every instance runs the rounds; the one holding the lease prunes (plugins/audit/retention.ts).
   const auditRetention = config.auditLogRetentionDays > 0 ? startAuditRetention({ db: database.db, logger, retentionDays: config.auditLogRetentionDays, ...options.auditRetention }) : null;
+  // Per-client analytics counted in memory by the hooks, written every ANALYTICS_FLUSH_MS and at close (plugins/analytics/flush.ts).
+  const analytics = startAnalyticsFlush({ db: database.db, counter: shared.analytics, logger, everyMs: config.analyticsFlushMs });
   const readiness = createReadiness({ database, redis });
   // What we attest is the catalog's bapWalletBinding type (plugins/certificates/catalog.ts), by its fixed type ID.
   const binding = findCertificateTypeByKey("bapWalletBinding");
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
-  const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
+  const certificates = { chain: options.certificates?.chain ?? revocationChain(config, shared.safeFetch), typeIds: options.certificates?.typeIds ?? catalogIds };
+  // Revocations go on to `confirmed` without anyone asking, once there is a chain to ask.
+  const revocationWatch = certificates.chain.enabled
+    ? startRevocationWatch({ db: database.db, chain: certificates.chain, depth: config.certificates.revocationDepth, logger, everyMs: options.revocationWatch?.everyMs })
+    : null;
   // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
   const jwks = jwksDocument(auth, shared.jwks);
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks, order: options.routeOrder });
@@ -120,7 +133,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     ? null
     : createFastLane({
         // A route on its way out keeps its Deprecation and Sunset headers: the app answers it.
-        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
+        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger, analytics: shared.analytics }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
         metrics: shared.metrics,
         limiters: shared.limits,
         https: config.authUrl.startsWith("https://"),
@@ -165,6 +178,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     app,
     database,
     logger,
+    /** The analytics flusher: `analytics.flush()` writes the counts so far (tests wait on it). */
+    analytics,
     /**
      * Graceful stop: no new connections (the listener closes), requests in flight finish and their
      * connections close after the answer (idle keep-alive ones at once), then the workers, the
@@ -193,11 +208,21 @@ export async function start(config: Config, options: StartOptions = {}) {
       await mintWorker?.stop();
       expiry?.stop();
       assertionExpiry.stop();
+      revocationWatch?.stop();
       await auditRetention?.stop();
+      // The counts of the last requests, before the database closes.
+      await analytics.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** The revocation chain: ARC, funded by CERTIFICATE_FUNDING_KEY's coins as the ordinals indexer lists them; none without the key. */
+function revocationChain(config: Config, fetch: SafeFetch): RevocationChain {
+  const { fundingKey, arc } = config.certificates;
+  if (!fundingKey) return NO_REVOCATION_CHAIN;
+  return arcRevocationChain({ arcUrl: arc.url, apiKey: arc.apiKey, fundingKey, funding: indexerFundingSource(config.ordinals.apiUrl, fetch), fetch });
 }
 
 const list = (items: string[]) => `${items.length}: ${items.slice(0, 5).join(", ")}${items.length > 5 ? ", ..." : ""}`;

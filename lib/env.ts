@@ -55,6 +55,7 @@ export const EnvSchema = v.object({
   SMTP_URL: v.optional(v.string()),
   MAIL_FROM: v.optional(v.string(), "Identity <no-reply@localhost>"),
   MAIL_DISABLED: Bool,
+  SUPPORT_EMAIL: v.optional(v.pipe(v.string(), v.maxLength(320), v.email("must be an e-mail address"))),
   REQUIRE_EMAIL_VERIFICATION: Bool,
   TRUST_PROXY: Bool,
   TRUST_PROXY_HOPS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer("must be a whole number of proxies"), v.minValue(0), v.maxValue(16))),
@@ -65,6 +66,7 @@ export const EnvSchema = v.object({
   ID_TOKEN_TTL: Seconds(3600),
   REFRESH_REUSE_GRACE_SECONDS: v.pipe(v.optional(v.string(), "0"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(300, "must be at most 300 (a retry, not a second life)")),
   ANONYMOUS_CLIENT_TTL_DAYS: v.pipe(v.optional(v.string(), "30"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(3650)),
+  ANALYTICS_FLUSH_MS: v.pipe(v.optional(v.string(), "5000"), v.transform(Number), v.integer("must be a whole number of milliseconds"), v.minValue(50), v.maxValue(300_000)),
   AUDIT_LOG_RETENTION_DAYS: v.pipe(v.optional(v.string(), "365"), v.transform(Number), v.integer("must be a whole number of days"), v.minValue(0), v.maxValue(36500)),
   RATE_LIMIT_ENABLED: v.optional(v.picklist(["true", "false", ""]), ""),
   SIGMA_SERVICE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/)), "sigma"),
@@ -105,6 +107,9 @@ export const EnvSchema = v.object({
   SERVER_IDENTITY_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
   CERTIFICATE_ISSUANCE_ENABLED: Bool,
   CERTIFICATE_REVOCATION_DEPTH: v.pipe(v.optional(v.string(), "6"), v.transform(Number), v.integer("must be a whole number of blocks"), v.minValue(1), v.maxValue(100)),
+  CERTIFICATE_FUNDING_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
+  ARC_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://arc.gorillapool.io"),
+  ARC_API_KEY: v.optional(v.pipe(v.string(), v.regex(/^\S+$/, "must have no spaces"))),
   ...LIMIT_SETTINGS,
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^\S{32,}$/, "must be at least 32 characters without spaces"))),
 });
@@ -200,6 +205,14 @@ function settingsOf(e: Env) {
   if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !serverIdentityKey) {
     throw new ConfigError("SERVER_IDENTITY_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (certificates name it as their certifier)");
   }
+  // Each certificate names a funded revocation outpoint: without the key that funds them nothing can be issued.
+  const fundingKey = e.CERTIFICATE_FUNDING_KEY ? privateKeyHex(e.CERTIFICATE_FUNDING_KEY) : undefined;
+  if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !fundingKey) {
+    throw new ConfigError("CERTIFICATE_FUNDING_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (it funds each certificate's revocation outpoint)");
+  }
+  if (e.CERTIFICATE_ISSUANCE_ENABLED && !fundingKey) {
+    warnings.push("CERTIFICATE_ISSUANCE_ENABLED=true without CERTIFICATE_FUNDING_KEY: no revocation outpoint can be funded, so signCertificate still answers 503.");
+  }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
   const proxyHops = e.TRUST_PROXY_HOPS ?? (e.TRUST_PROXY ? 1 : 0);
@@ -220,6 +233,8 @@ function settingsOf(e: Env) {
     mailFrom: e.MAIL_FROM,
     /** MAIL_DISABLED=true: no mail is sent and no link is logged (lib/mailer.ts). */
     mailDisabled: e.MAIL_DISABLED,
+    /** Where the account page's Contact support form sends (Plus and Pro); null: no form, the page says so. */
+    supportEmail: e.SUPPORT_EMAIL ?? null,
     requireEmailVerification: e.REQUIRE_EMAIL_VERIFICATION,
     /** Behind at least one proxy of ours (proxyHops > 0): X-Forwarded-* headers are ours to read. */
     trustProxy: proxyHops > 0,
@@ -238,6 +253,8 @@ function settingsOf(e: Env) {
     anonymousClientTtlDays: e.ANONYMOUS_CLIENT_TTL_DAYS,
     /** Audit events older than this many days are deleted (0: never), by one instance at a time (plugins/audit/retention.ts). */
     auditLogRetentionDays: e.AUDIT_LOG_RETENTION_DAYS,
+    /** How often each instance writes its per-client analytics counters to the database (plugins/analytics), in ms. */
+    analyticsFlushMs: e.ANALYTICS_FLUSH_MS,
     /** Rate limits (lib/limits.ts): RATE_LIMIT_ENABLED and each limit's budget. */
     limits: Object.freeze({ enabled: e.RATE_LIMIT_ENABLED !== "false", points: limitPoints(e) }),
     sigmaServiceName: e.SIGMA_SERVICE_NAME,
@@ -321,9 +338,20 @@ function settingsOf(e: Env) {
     serverIdentityKey,
     /**
      * BRC-52 certificates (routes/certificates/certificates.ts): issuance on POST /api/certificates/signCertificate
-     * (off by default), and the confirmation depth after which a revocation is final.
+     * (off by default), the confirmation depth after which a revocation is final, and the revocation chain.
      */
-    certificates: Object.freeze({ issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED, revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH }),
+    certificates: Object.freeze({
+      issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED,
+      revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH,
+      /**
+       * The revocation chain (plugins/certificates/arc-chain.ts): the key whose coins fund each
+       * certificate's revocation outpoint (hex, from CERTIFICATE_FUNDING_KEY; unset: no chain).
+       * Never log it. Its coins are found through the ordinals indexer (ORDINALS_API_URL).
+       */
+      fundingKey,
+      /** ARC, the broadcaster: ARC_URL and ARC_API_KEY (sent as a bearer token). */
+      arc: Object.freeze({ url: e.ARC_URL.replace(/\/+$/, ""), apiKey: e.ARC_API_KEY }),
+    }),
     /** Messages for the operator, printed loudly at start-up. */
     warnings: Object.freeze(warnings),
   });

@@ -72,6 +72,7 @@ export const LIMITS = {
     key: "user", points: 20, windowSeconds: 60, setting: "DOMAIN_VERIFICATION_RATE_LIMIT",
     where: "domain verification checks (/api/domain-verifications/:id/verify), each a DNS query or an outbound fetch",
   },
+  supportMessage: { key: "user", points: 3, windowSeconds: 60, setting: null, where: "the account page's Contact support form (`POST /account/support`), per person" },
   mutualAuthHandshake: { key: "ip", points: 30, windowSeconds: 60, setting: null, where: "BRC-103 handshakes at /.well-known/auth (each holds a session in memory)" },
 } as const satisfies Record<string, LimitRule>;
 

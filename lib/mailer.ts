@@ -5,6 +5,8 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** Where an answer goes when it is not the sender (the support form: the person who wrote). */
+  replyTo?: string;
 }
 export type Mailer = (mail: Mail) => Promise<void>;
 

@@ -5,6 +5,7 @@ import { agentsPaths } from "./paths/agents.js";
 import { authorizedAppsPaths } from "./paths/authorized-apps.js";
 import { backupPaths } from "./paths/backup.js";
 import { certificatePaths } from "./paths/certificates.js";
+import { clientPaths } from "./paths/clients.js";
 import { domainVerificationPaths } from "./paths/domain-verifications.js";
 import { jwksPaths } from "./paths/jwks.js";
 import { openapiPaths } from "./paths/openapi.js";
@@ -35,6 +36,7 @@ const OUR_PATHS: Paths[] = [
   walletApiPaths,
   certificatePaths,
   domainVerificationPaths,
+  clientPaths,
   openapiPaths,
   adminPaths,
 ];

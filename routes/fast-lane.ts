@@ -7,17 +7,21 @@ import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { fastRefreshOptions, refreshLaneRoute } from "../plugins/fast-lane/refresh.js";
 import type { Metrics } from "../lib/metrics.js";
+import type { AnalyticsCounter } from "../plugins/analytics/counter.js";
 import type { Logger } from "../lib/logger.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
-import { accessTokenClaims } from "../auth.config.js";
+import { accessTokenClaims, userInfoProfileClaims } from "../auth.config.js";
+import { userInfoLaneRoute } from "../plugins/fast-lane/userinfo.js";
+import { userInfoTokenStore } from "../plugins/oauth-store/userinfo.js";
+import { selectedIdentityReader } from "../plugins/bap-identity/store.js";
 import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
  * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts),
- * the common introspection (plugins/fast-lane/introspect.ts) and the common refresh grant
- * (plugins/fast-lane/refresh.ts).
+ * the common introspection (plugins/fast-lane/introspect.ts), the common refresh grant
+ * (plugins/fast-lane/refresh.ts) and the common userinfo (plugins/fast-lane/userinfo.ts).
  */
 export interface FastLaneDeps {
   auth: Auth;
@@ -29,17 +33,24 @@ export interface FastLaneDeps {
   jwks: () => Promise<string>;
   metrics: Metrics;
   logger: Logger;
+  /** Per-client analytics (plugins/analytics): the fast refresh counts its tokens there too. */
+  analytics?: AnalyticsCounter;
 }
 
-export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger }: FastLaneDeps): LaneRoute[] {
+export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger, analytics }: FastLaneDeps): LaneRoute[] {
   return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database }), introspectionLaneRoute({
     store: oauthTokenStore(database),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,
     claims: accessTokenClaims,
   }), refreshLaneRoute({
-    ...fastRefreshOptions({ database, context: auth.$context, metrics, logger }),
+    ...fastRefreshOptions({ database, context: auth.$context, metrics, logger, analytics }),
     path: `${BASE_PATH}${AUTH_PATHS.token}`,
+  }), userInfoLaneRoute({
+    store: userInfoTokenStore(database),
+    path: `${BASE_PATH}${AUTH_PATHS.userinfo}`,
+    accessTokenClaims,
+    userInfoClaims: userInfoProfileClaims(selectedIdentityReader(database)),
   })];
 }
 

@@ -16,6 +16,8 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  clientDailyCount: ClientDailyCountTable;
+  clientDailyUser: ClientDailyUserTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -211,6 +213,22 @@ export interface BapWalletBindingTable {
   verifiedAt: Nullable<Timestamp>;
 }
 
+export interface ClientDailyCountTable {
+  id: string;
+  day: string;
+  clientId: string;
+  metric: string;
+  key: string;
+  count: number;
+}
+
+export interface ClientDailyUserTable {
+  id: string;
+  day: string;
+  clientId: string;
+  userId: string;
+}
+
 export interface DeviceCodeTable {
   id: string;
   deviceCode: string;
@@ -308,6 +326,9 @@ export interface MintJobTable {
   completedAt: Nullable<Timestamp>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  periodEnd: Nullable<Timestamp>;
+  subscriptionStatus: Nullable<string>;
+  cancelAtPeriodEnd: Nullable<Bool>;
 }
 
 export interface OauthAccessTokenTable {
@@ -520,6 +541,8 @@ export interface SubscriptionPaymentTable {
   flaggedAt: Nullable<Timestamp>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  subscriptionId: Nullable<string>;
+  customerId: Nullable<string>;
 }
 
 export interface TwoFactorTable {
@@ -590,6 +613,8 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  clientDailyCount: {  },
+  clientDailyUser: {  },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },
@@ -597,7 +622,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   jobLease: { expiresAt: "date" },
   jwks: { createdAt: "date", expiresAt: "date" },
   member: { createdAt: "date" },
-  mintJob: { nextAttemptAt: "date", lockedUntil: "date", completedAt: "date", createdAt: "date", updatedAt: "date" },
+  mintJob: { nextAttemptAt: "date", lockedUntil: "date", completedAt: "date", createdAt: "date", updatedAt: "date", periodEnd: "date", cancelAtPeriodEnd: "bool" },
   oauthAccessToken: { resources: "json", requestedUserInfoClaims: "json", expiresAt: "date", createdAt: "date", revoked: "date", scopes: "json" },
   oauthAuthorizationDetails: { createdAt: "date" },
   oauthClient: { disabled: "bool", skipConsent: "bool", enableEndSession: "bool", scopes: "json", clientCredentialsScopes: "json", createdAt: "date", updatedAt: "date", contacts: "json", redirectUris: "json", postLogoutRedirectUris: "json", backchannelLogoutSessionRequired: "bool", grantTypes: "json", responseTypes: "json", requirePKCE: "bool", dpopBoundAccessTokens: "bool", public: "bool" },

@@ -3,11 +3,15 @@ import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import { GRANT_TYPES, type Metrics } from "../../lib/metrics.js";
 import type { Hook } from "../hooks.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
+import type { AnalyticsCounter } from "../analytics/counter.js";
+import { countTokenAnswer } from "../analytics/token.js";
 
 export interface MetricsPluginOptions {
   metrics: Metrics;
   /** Key sign-in's endpoint, `/sign-in/<SIGMA_SERVICE_NAME>`. */
   keySignInPath: string;
+  /** Per-client analytics (plugins/analytics): the same hook counts each token answer for its client too. */
+  analytics?: AnalyticsCounter;
 }
 
 /**
@@ -16,16 +20,20 @@ export interface MetricsPluginOptions {
  * answer before another plugin's hook reshapes it (two-factor takes a fresh session back while the
  * second factor is pending: the password was still right, a success of the password method).
  */
-export function metrics({ metrics, keySignInPath }: MetricsPluginOptions) {
+export function metrics({ metrics, keySignInPath, analytics }: MetricsPluginOptions) {
   const grants = new Set<string>(GRANT_TYPES);
   const tokens: Hook = {
     matcher: (ctx) => ctx.path === AUTH_PATHS.token,
     handler: createAuthMiddleware(async (ctx) => {
       const returned = ctx.context.returned;
-      if (isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;
-      const grant = (ctx.body as { grant_type?: unknown } | undefined)?.grant_type;
+      const body = (ctx.body ?? {}) as Record<string, unknown>;
+      const grant = body.grant_type;
       // Only grants this server answers successfully get a label of their own (bounded labels).
-      metrics.tokensIssued.inc({ grant_type: typeof grant === "string" && grants.has(grant) ? grant : "other" });
+      const label = typeof grant === "string" && grants.has(grant) ? grant : "other";
+      // A Map update, no query: the token endpoint's cost does not change (plugins/analytics/counter.ts).
+      if (analytics) countTokenAnswer(analytics, body, ctx.headers?.get("authorization"), returned, label);
+      if (isAPIError(returned) || (returned instanceof Response && !returned.ok)) return;
+      metrics.tokensIssued.inc({ grant_type: label });
     }),
   };
   // better-auth's callback paths (built-in social providers, generic OIDC) and passkey sign-in.

@@ -103,3 +103,19 @@ export async function deleteExpiredClientAssertions(db: Kysely<Database>, cutoff
   const result = await db.deleteFrom("oauthClientAssertion").where("id", "in", expired).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Those of `clientIds` that name a registered client (analytics drops counts for the others). */
+export async function existingClientIds(db: Kysely<Database>, clientIds: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < clientIds.length; i += 500) {
+    const rows = await db.selectFrom("oauthClient").select("clientId").where("clientId", "in", clientIds.slice(i, i + 500)).execute();
+    for (const row of rows) found.add(row.clientId);
+  }
+  return found;
+}
+
+/** The clients `userId` owns, by name then client_id (the account page's analytics picker). */
+export async function listOwnedClients(db: Kysely<Database>, userId: string): Promise<Array<{ clientId: string; name: string }>> {
+  const rows = await db.selectFrom("oauthClient").select(["clientId", "name"]).where("userId", "=", userId).orderBy("createdAt", "asc").orderBy("clientId").execute();
+  return rows.map((r) => ({ clientId: r.clientId, name: r.name ?? r.clientId }));
+}

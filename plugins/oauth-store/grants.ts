@@ -76,3 +76,18 @@ function parseScopes(raw: unknown): string[] {
     return raw.split(" ").filter(Boolean);
   }
 }
+
+/**
+ * The people who hold a grant of the client now: a consent, or a refresh token that is neither
+ * revoked nor expired (a client that skips consent has only the latter). Each person once.
+ */
+export async function countActiveGrants(db: Kysely<Database>, clientId: string, now = new Date()): Promise<number> {
+  const holders = db
+    .selectFrom("oauthConsent")
+    .select("userId")
+    .where("clientId", "=", clientId)
+    .where("userId", "is not", null)
+    .union(db.selectFrom("oauthRefreshToken").select("userId").where("clientId", "=", clientId).where("revoked", "is", null).where("expiresAt", ">", now));
+  const row = await db.selectFrom(holders.as("holders")).select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

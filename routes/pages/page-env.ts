@@ -5,6 +5,8 @@ import type Stripe from "stripe";
 import type { Auth } from "../../auth.config.js";
 import type { Config } from "../../lib/env.js";
 import type { Logger } from "../../lib/logger.js";
+import type { Mailer } from "../../lib/mailer.js";
+import type { Limiter } from "../../lib/rate-limit.js";
 import type { SignInProvider } from "../../lib/social-providers.js";
 import type { TierService } from "../../plugins/subscriptions/ownership.js";
 import type { OrdinalsIndexer } from "../../plugins/wallet/ordinals.js";
@@ -27,6 +29,16 @@ export interface PageDeps {
   socialProviders: readonly SignInProvider[];
   /** The account page's tier, upgrade and NFT sections: the same services the wallet and subscription routes use. */
   billing: PageBilling;
+  /** The account page's Contact support form (routes/pages/account/support.tsx). */
+  support: PageSupport;
+}
+
+export interface PageSupport {
+  /** SUPPORT_EMAIL, or null: no form, the page says so. */
+  email: string | null;
+  mailer: Mailer;
+  /** lib/limits.ts `supportMessage`, per person; null when limits are off. */
+  limiter: Limiter | null;
 }
 
 export interface PageBilling {

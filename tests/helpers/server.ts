@@ -67,6 +67,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app: running.app,
     auth: running.auth,
     api,
+    /** Writes this instance's analytics counters to the database now (plugins/analytics/flush.ts). */
+    flushAnalytics: () => running.analytics.flush(),
     /** This very process, whatever AUTH_URL says: its address and the same JSON API call sent straight to it. */
     local: { url: localUrl, api: apiClient(localUrl, url) },
     async close() {
