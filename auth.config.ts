@@ -39,6 +39,8 @@ import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { resourcePolicy } from "./plugins/resource-policy/index.js";
 import { tokenExchange } from "./plugins/token-exchange/index.js";
+import { authorizationDetails } from "./plugins/authorization-details/index.js";
+import { pushedAuthorization } from "./plugins/pushed-authorization/index.js";
 import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -103,9 +105,13 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   // Which resources a client may ask for: any https resource the person consents to, or a
   // client's allow-list; one resource per token request (plugins/resource-policy).
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
-  // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
+  // RFC 9396: authorization_details at authorize, carried into the access token and introspection.
+  const details = authorizationDetails({ db: database.db });
+  // RFC 9126: authorization requests pushed to /oauth2/par, redeemed once by request_uri.
+  const pushed = pushedAuthorization({ ttl: config.par.requestUriTtl, required: config.par.required, scopes: SCOPES, policy: resources.policy, endpointUrl: url(`${BASE_PATH}${AUTH_PATHS.par}`) });
   const selectedIdentity = selectedIdentityReader(database);
   const userInfoProfile = userInfoProfileClaims(selectedIdentity);
+  // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
   const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
   return {
@@ -245,6 +251,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         resources: [url(MCP_PATH)],
         enforcePerClientResources: false,
         resourcePolicy: resources.policy,
+        requestUriResolver: pushed.resolve,
         accessTokenExpiresIn: config.ttl.accessToken,
         refreshTokenExpiresIn: config.ttl.refreshToken,
         // REFRESH_REUSE_GRACE_SECONDS: the rotated token, presented again within this window for
@@ -284,6 +291,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           // A client_id that is an https URL names its own client ID metadata document (MCP clients).
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
           exchange.extension,
+          details.extension,
+          pushed.extension,
         ],
       }),
       // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
@@ -291,6 +300,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
       exchange.plugin,
+      details.plugin,
+      pushed.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

@@ -10,6 +10,7 @@ import type { LimitName } from "./limits.js";
  */
 export const AUTH_PATHS = {
   token: "/oauth2/token",
+  par: "/oauth2/par",
   introspect: "/oauth2/introspect",
   revoke: "/oauth2/revoke",
   register: "/oauth2/register",
@@ -66,6 +67,7 @@ export const AUTH_ENDPOINTS: ReadonlyMap<string, AuthEndpoint> = new Map<string,
   ["/agent-approval", endpoint("approval")],
   ["/agent/approve-capability", endpoint("approval")],
   [AUTH_PATHS.token, endpoint("client", { oauth: CLIENT_ENDPOINT })],
+  [AUTH_PATHS.par, endpoint("client", { oauth: CLIENT_ENDPOINT })], // RFC 9126 §2.3
   [AUTH_PATHS.introspect, endpoint("client", { oauth: CLIENT_ENDPOINT })], // RFC 7662 §2.3
   [AUTH_PATHS.revoke, endpoint("client", { oauth: CLIENT_ENDPOINT, clientIdSuffices: true })], // RFC 7009 §2.2.1
   [AUTH_PATHS.deviceCode, endpoint("client", { oauth: CLIENT_ENDPOINT, clientIdSuffices: true })], // RFC 8628 §3.2

@@ -79,6 +79,8 @@ export const EnvSchema = v.object({
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
   TOKEN_EXCHANGE_MAX_DEPTH: v.pipe(v.optional(v.string(), "3"), v.transform(Number), v.integer("must be a whole number of delegation levels"), v.minValue(1), v.maxValue(10)),
+  PAR_REQUEST_URI_TTL: v.pipe(v.optional(v.string(), "60"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(1), v.maxValue(600)),
+  REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: Bool,
   DPOP_NONCE_LIFETIME: v.pipe(v.optional(v.string(), "300"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(3600)),
   AGENT_DYNAMIC_HOSTS: Bool,
   OUTBOUND_ALLOW_PRIVATE: Bool,
@@ -283,6 +285,11 @@ function settingsOf(e: Env) {
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
     /** RFC 8693 token exchange: how many actors a delegated token may name (`act`, `act.act`, ...). */
     tokenExchangeMaxDepth: e.TOKEN_EXCHANGE_MAX_DEPTH,
+    /**
+     * RFC 9126 pushed authorization requests: how long a `request_uri` is good for (s, single
+     * use), and whether every authorization request must be pushed first.
+     */
+    par: Object.freeze({ requestUriTtl: e.PAR_REQUEST_URI_TTL, required: e.REQUIRE_PUSHED_AUTHORIZATION_REQUESTS }),
     /** RFC 9449 §8: how long a DPoP server nonce is good for at least (s); 0: no server nonces. */
     dpopNonceLifetime: e.DPOP_NONCE_LIFETIME,
     /** Agent auth: let unknown hosts register themselves (needed for autonomous agents). */

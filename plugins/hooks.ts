@@ -11,3 +11,12 @@ export type Hook = NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["before"]>
 export function hookOn(path: string, handler: ReturnType<typeof createAuthMiddleware>): Hook {
   return { matcher: (ctx) => ctx.path === path, handler };
 }
+
+/**
+ * A hook on the authorization endpoint as a request reaches it, not on oauth-provider's own
+ * re-entry after sign-in or consent (dispatched with its `authorizeSettings`), which carries the
+ * request that was already checked, from its signed copy.
+ */
+export function onAuthorizationRequest(handler: ReturnType<typeof createAuthMiddleware>): Hook {
+  return { matcher: (ctx) => ctx.path === "/oauth2/authorize" && (ctx as { authorizeSettings?: unknown }).authorizeSettings === undefined, handler };
+}

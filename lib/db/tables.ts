@@ -28,6 +28,7 @@ export interface Database {
   member: MemberTable;
   mintJob: MintJobTable;
   oauthAccessToken: OauthAccessTokenTable;
+  oauthAuthorizationDetails: OauthAuthorizationDetailsTable;
   oauthClient: OauthClientTable;
   oauthClientAssertion: OauthClientAssertionTable;
   oauthClientRegistration: OauthClientRegistrationTable;
@@ -363,6 +364,14 @@ export interface OauthAccessTokenTable {
   scopes: Json<string[]>;
 }
 
+export interface OauthAuthorizationDetailsTable {
+  id: string;
+  userId: string;
+  clientId: string;
+  details: string;
+  createdAt: Timestamp;
+}
+
 export interface OauthClientTable {
   id: string;
   clientId: string;
@@ -631,6 +640,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   member: { createdAt: "date" },
   mintJob: { nextAttemptAt: "date", lockedUntil: "date", completedAt: "date", createdAt: "date", updatedAt: "date", periodEnd: "date", cancelAtPeriodEnd: "bool" },
   oauthAccessToken: { resources: "json", requestedUserInfoClaims: "json", expiresAt: "date", createdAt: "date", revoked: "date", scopes: "json" },
+  oauthAuthorizationDetails: { createdAt: "date" },
   oauthClient: { disabled: "bool", skipConsent: "bool", enableEndSession: "bool", scopes: "json", clientCredentialsScopes: "json", createdAt: "date", updatedAt: "date", contacts: "json", redirectUris: "json", postLogoutRedirectUris: "json", backchannelLogoutSessionRequired: "bool", grantTypes: "json", responseTypes: "json", requirePKCE: "bool", dpopBoundAccessTokens: "bool", public: "bool" },
   oauthClientAssertion: { expiresAt: "date" },
   oauthClientRegistration: { createdAt: "date", lastUsedAt: "date" },

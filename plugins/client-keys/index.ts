@@ -40,7 +40,7 @@ export interface ClientKeysOptions {
 }
 
 /** The routes where a client authenticates with an assertion. */
-export const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.introspect, AUTH_PATHS.revoke]);
+export const CLIENT_AUTH_PATHS = new Set<string>([AUTH_PATHS.token, AUTH_PATHS.par, AUTH_PATHS.introspect, AUTH_PATHS.revoke]);
 
 /** A hook matcher: a request to a client-authenticating endpoint with a `client_assertion`. */
 export function carriesClientAssertion(ctx: { path?: string; body?: unknown }): boolean {

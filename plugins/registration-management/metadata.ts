@@ -3,6 +3,7 @@ import { isReverseDomainPrivateUseRedirectUri } from "@better-auth/core/utils/re
 import { parseJsonOrNull } from "../../lib/json.js";
 import { checkClientMetadata } from "../registration-policy/index.js";
 import { managedJwksUri } from "../client-keys/key-set.js";
+import { clientRequiresPar, REQUIRE_PAR_FIELD } from "../pushed-authorization/index.js";
 
 /** The oauthClient row as better-auth's adapter reads it (lists parsed). */
 export interface ClientRow {
@@ -63,6 +64,8 @@ export function clientInformation(row: ClientRow): Record<string, unknown> {
     jwks: jwksUri || !row.jwks ? undefined : parseJsonOrNull(row.jwks),
     member_pubkey: row.memberPubkey,
     owner_bap_id: row.ownerBapId,
+    // RFC 9126 §6, kept in the client's metadata (plugins/pushed-authorization).
+    ...(clientRequiresPar(row.metadata) ? { [REQUIRE_PAR_FIELD]: true } : {}),
   };
   return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== null && value !== undefined));
 }
@@ -86,6 +89,7 @@ const FIXED = {
   application_type: (row: ClientRow) => row.applicationType,
   grant_types: (row: ClientRow) => row.grantTypes,
   response_types: (row: ClientRow) => row.responseTypes,
+  [REQUIRE_PAR_FIELD]: (row: ClientRow) => clientRequiresPar(row.metadata),
 } as const;
 
 /** Read-only members a client sends back from its information; ignored (RFC 7592 §2.2). */

@@ -8,6 +8,7 @@ import type { Database } from "../../lib/db/tables.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { findResourceRow } from "../oauth-store/adapter.js";
 import { recordExchange } from "../oauth-store/exchanges.js";
+import { isSubsetOfDetails, validateAuthorizationDetails, type AuthorizationDetail } from "../authorization-details/details.js";
 import { proofBinding } from "./binding.js";
 import { ACCESS_TOKEN_TYPE, activePayload, actorDepth, presentedToken, refuse, type PresentedToken } from "./subject.js";
 
@@ -41,6 +42,8 @@ const ExchangeRequest = v.looseObject({
   resource: v.optional(v.union([v.string(), v.array(v.string())])),
   audience: v.optional(v.undefined("name the resource (RFC 8707 resource), not an audience")),
   scope: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  /** RFC 9396: narrower details than the subject token's (JSON), else the subject token's own. */
+  authorization_details: v.optional(v.string()),
   /** Ours: the one client that may exchange the issued token further (RFC 8693 §4.4 may_act). */
   may_act: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
 });
@@ -63,8 +66,25 @@ function narrowScopes(requested: string | undefined, subject: PresentedToken): s
   return scopes;
 }
 
+/**
+ * RFC 9396 details of the delegated token: the subject token's, or a subset of them named in
+ * the request (each entry covered by one the person granted: same type, account and currency,
+ * no larger amount, the same pinned arguments). Details the subject token does not carry are
+ * never added.
+ */
+function narrowDetails(requested: string | undefined, subject: PresentedToken): AuthorizationDetail[] | undefined {
+  const granted = subject.authorizationDetails === undefined ? undefined : validateAuthorizationDetails(subject.authorizationDetails);
+  if (granted && !granted.ok) refuse("invalid_request", "the subject token is not active");
+  if (requested === undefined) return granted?.details;
+  const asked = validateAuthorizationDetails(requested);
+  if (!asked.ok) refuse("invalid_authorization_details", asked.description);
+  if (!granted) refuse("invalid_authorization_details", "the subject token carries no authorization_details to narrow");
+  if (!isSubsetOfDetails(asked.details, granted.details)) refuse("invalid_authorization_details", "authorization_details may only narrow the subject token's");
+  return asked.details;
+}
+
 /** Claims the server owns (RFC 9068 §2.2, RFC 9449 `cnf`, RFC 8693 `act`): never taken from a resource's configuration. */
-const SERVER_CLAIMS = new Set(["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "azp", "scope", "sid", "auth_time", "acr", "amr", "cnf", "act", "may_act"]);
+const SERVER_CLAIMS = new Set(["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "azp", "scope", "sid", "auth_time", "acr", "amr", "cnf", "act", "may_act", "authorization_details"]);
 
 function resourceClaims(resource: ResourceRow): Record<string, unknown> {
   return Object.fromEntries(Object.entries(resource.customClaims ?? {}).filter(([name]) => !SERVER_CLAIMS.has(name)));
@@ -126,6 +146,7 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
       scopes = scopes.filter((s) => resource.allowedScopes!.includes(s));
       if (!scopes.length) refuse("invalid_scope", `none of the requested scopes are allowed for resource ${resource.identifier}`);
     }
+    const details = narrowDetails(request.authorization_details, subject);
     const iat = Math.floor(Date.now() / 1000);
     const ttl = Math.min(opts.accessTokenExpiresIn ?? 3600, resource.accessTokenTtl ?? Infinity);
     // Never a later expiry than the subject token's.
@@ -154,11 +175,12 @@ export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensio
         jti,
         act,
         ...(request.may_act ? { may_act: { sub: request.may_act } } : {}),
+        ...(details ? { authorization_details: details } : {}),
         ...(confirmation ? { cnf: confirmation } : {}),
       },
     });
     await recordExchange(options.db, { id: jti, userId: subject.sub, agentClientId: client.clientId, grantClientId: subject.grantClientId, expiresAt: new Date(exp * 1000) });
     // RFC 8693 §2.2.1.
-    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: confirmation ? "DPoP" : "Bearer", expires_in: exp - iat, scope: scopes.join(" ") }) as never;
+    return ctx.json({ access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: confirmation ? "DPoP" : "Bearer", expires_in: exp - iat, scope: scopes.join(" "), ...(details ? { authorization_details: details } : {}) }) as never;
   };
 }

@@ -28,9 +28,11 @@ export interface PresentedToken {
   bapId?: string;
   /** The app whose grant it came from: its own client, or the delegated token's recorded app. */
   grantClientId: string;
+  /** RFC 9396: what the person granted in detail (`authorization_details`), if anything. */
+  authorizationDetails?: unknown;
 }
 
-export function refuse(error: "invalid_request" | "invalid_scope" | "invalid_target" | "unauthorized_client", description: string): never {
+export function refuse(error: "invalid_request" | "invalid_scope" | "invalid_target" | "unauthorized_client" | "invalid_authorization_details", description: string): never {
   throw new APIError("BAD_REQUEST", { error, error_description: description });
 }
 
@@ -94,5 +96,6 @@ export async function presentedToken(provider: OAuthProviderApi, db: Kysely<Data
     sid: typeof payload.sid === "string" ? payload.sid : undefined,
     bapId: typeof payload.bap_id === "string" ? payload.bap_id : undefined,
     grantClientId,
+    authorizationDetails: payload.authorization_details,
   };
 }

@@ -102,7 +102,21 @@ function ResourceList(props: { resources: ResourceShown[] }) {
   );
 }
 
-export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null; resources?: ResourceShown[] }) {
+/** RFC 9396 authorization details, one sentence each: exactly what this one grant allows, and no more. */
+function DetailList(props: { details: string[] }) {
+  return (
+    <>
+      <p>For this request only, it asks to:</p>
+      <ul class="details">
+        {props.details.map((sentence) => (
+          <li>{sentence}</li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+export function ConsentPage(props: { clientName: string; clientUri?: string | null; icon?: string | null; scopes: string[]; oauthQuery: string; identities?: IdentityChoice[]; destination?: Destination | null; resources?: ResourceShown[]; details?: string[] }) {
   return (
     <Layout title={`Allow ${props.clientName}?`}>
       <div class="row">
@@ -115,6 +129,7 @@ export function ConsentPage(props: { clientName: string; clientUri?: string | nu
       {props.destination ? <DestinationNote destination={props.destination} /> : null}
       <p>It will be able to:</p>
       <ScopeList scopes={props.scopes} />
+      {props.details?.length ? <DetailList details={props.details} /> : null}
       {props.resources?.length ? <ResourceList resources={props.resources} /> : null}
       <DecisionForm action="/consent" fields={{ oauth_query: props.oauthQuery }} yes="allow" yesLabel="Allow">
         {props.identities?.length ? (

@@ -3,6 +3,7 @@ import { isPublicHttpsUrl } from "../../lib/user-facing.js";
 import { listIdentities } from "../../plugins/bap-identity/store.js";
 import { isVerifiedClientHost } from "../../plugins/domain-verification/store.js";
 import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
+import { describeAuthorizationDetails, validateAuthorizationDetails } from "../../plugins/authorization-details/details.js";
 import type { SessionWithUser } from "../session.js";
 import { BASE_PATH, MCP_PATH } from "../../lib/mount-paths.js";
 import { ConsentPage, type Destination, type IdentityChoice, type ResourceShown } from "./consent-page.js";
@@ -33,8 +34,13 @@ async function showConsent(c: PageContext) {
   const identities = scopes.includes("profile") && session ? await identityChoices(c.var.page, session) : [];
   const destination = await destinationOf(c.var.page, clientId, signed.get("redirect_uri"));
   const resources = resourcesShown(c.var.page.authUrl, signed.getAll("resource"));
+  // RFC 9396: the signed request's details were checked at authorize (or when pushed); shown in words.
+  const raw = signed.get("authorization_details");
+  const checked = raw === null ? null : validateAuthorizationDetails(raw);
+  if (checked && !checked.ok) return html(c, <ErrorPage error="invalid_request" description={errorWords("invalid_request").message} />, 400);
+  const details = checked?.ok ? describeAuthorizationDetails(checked.details) : [];
   // A branded client is shown by its brand, whose logo (served by us) heads the page: no registered icon from elsewhere.
-  return html(c, <ConsentPage clientName={brand?.displayName || client.name || clientId} clientUri={client.uri} icon={brand ? null : safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} />);
+  return html(c, <ConsentPage clientName={brand?.displayName || client.name || clientId} clientUri={client.uri} icon={brand ? null : safeIcon(client.icon)} scopes={scopes} oauthQuery={q} identities={identities} destination={destination} resources={resources} details={details} />);
 }
 
 /** The signed request's `resource` values (RFC 8707), as the consent page names them. */

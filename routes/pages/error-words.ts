@@ -25,6 +25,8 @@ const ERROR_WORDS: Record<string, string> = {
   request_not_supported: "The application asked for something we do not support.",
   request_uri_not_supported: "The application asked for something we do not support.",
   registration_not_supported: "The application asked for something we do not support.",
+  // RFC 9396 §5.
+  invalid_authorization_details: "The application asked for permissions described in a way we cannot accept.",
   // @better-auth/oauth-provider and better-auth (their errorURL is our /error page).
   invalid_redirect: "The redirect address this application gave is not registered for it.",
   invalid_redirect_uri: "The redirect address this application gave is not registered for it.",

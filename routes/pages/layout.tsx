@@ -8,7 +8,7 @@ h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;f
 input[type=email],input[type=password],input[type=text]{width:100%;padding:.6rem;border:1px solid #a8a29e;border-radius:8px;font:inherit}
 button{padding:.6rem 1.2rem;border:0;border-radius:8px;font:inherit;cursor:pointer;background:#1c1917;color:#fff;margin-top:1rem}
 button.secondary{background:#e7e5e4;color:#1c1917}.error{background:#fee2e2;color:#7f1d1d;padding:.6rem;border-radius:8px}
-.row{display:flex;gap:.75rem}fieldset{border:1px solid #d6d3d1;border-radius:8px;margin:1rem 0}label.choice{font-weight:400;display:flex;gap:.5rem;align-items:center}.muted{color:#57534e;font-size:.9rem}ul.scopes{padding-left:1.2rem}img.icon{width:48px;height:48px;border-radius:8px}
+.row{display:flex;gap:.75rem}fieldset{border:1px solid #d6d3d1;border-radius:8px;margin:1rem 0}label.choice{font-weight:400;display:flex;gap:.5rem;align-items:center}.muted{color:#57534e;font-size:.9rem}ul.scopes,ul.details{padding-left:1.2rem}ul.details{overflow-wrap:anywhere}img.icon{width:48px;height:48px;border-radius:8px}
 section.key-sign-in{border-top:1px solid #d6d3d1;margin-top:1.5rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}select{width:100%;padding:.6rem;border:1px solid #a8a29e;border-radius:8px;font:inherit}
 main.wide{max-width:48rem}section.card{border-top:1px solid #d6d3d1;margin-top:1.5rem}h3{font-size:1rem;margin:1rem 0 .25rem}
 nav.account ul{list-style:none;padding:0;margin:0 0 1.25rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.9rem}nav.account a[aria-current=page]{font-weight:700;color:#1c1917;text-decoration:none}ul.sections{padding-left:1.2rem;margin:.25rem 0}ul.sections li:target{font-weight:700}

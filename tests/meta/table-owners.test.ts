@@ -23,7 +23,7 @@ interface Family {
 
 const FAMILIES: Record<string, Family> = {
   "oauth-provider's tables": {
-    tables: "oauth(?:Client|ClientResource|Resource|AccessToken|RefreshToken|Consent|ClientAssertion|TokenExchange)",
+    tables: "oauth(?:Client|ClientResource|Resource|AccessToken|RefreshToken|Consent|ClientAssertion|TokenExchange|AuthorizationDetails)",
     owner: "plugins/oauth-store/",
     allowed: [],
   },
