@@ -39,6 +39,7 @@ import { registrationPolicy } from "./plugins/registration-policy/index.js";
 import { clientMetadataDocuments } from "./plugins/client-metadata-documents/index.js";
 import { resourcePolicy } from "./plugins/resource-policy/index.js";
 import { tokenExchange } from "./plugins/token-exchange/index.js";
+import { ciba } from "./plugins/ciba/index.js";
 import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -101,6 +102,19 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   // client's allow-list; one resource per token request (plugins/resource-policy).
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
   // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
+  // OpenID CIBA: an agent asks a person's approval out of band; the person answers on our /ciba page.
+  const backchannel = ciba({
+    db: database.db,
+    send,
+    approvalUrl: (id) => url(`/ciba/${encodeURIComponent(id)}`),
+    ttl: config.ciba.requestTtl,
+    pollInterval: config.ciba.pollInterval,
+    maxPending: config.ciba.maxPending,
+    safeFetch,
+    development: config.env !== "production",
+    keySignInPath: `/sign-in/${config.sigmaServiceName}`,
+    logger,
+  });
   const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
   return {
@@ -274,6 +288,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           // A client_id that is an https URL names its own client ID metadata document (MCP clients).
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
           exchange.extension,
+          backchannel.extension,
         ],
       }),
       // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
@@ -281,6 +296,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // The token endpoint's side of that policy: a grant authorized for no resource gets none.
       resources.plugin,
       exchange.plugin,
+      backchannel.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

@@ -16,6 +16,7 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  cibaRequest: CibaRequestTable;
   deviceCode: DeviceCodeTable;
   domainVerification: DomainVerificationTable;
   invitation: InvitationTable;
@@ -210,6 +211,29 @@ export interface BapWalletBindingTable {
   verifiedAt: Nullable<Timestamp>;
 }
 
+export interface CibaRequestTable {
+  id: string;
+  authReqIdHash: string;
+  clientId: string;
+  userId: string;
+  referenceId: Nullable<string>;
+  scope: string;
+  bindingMessage: Nullable<string>;
+  authorizationDetails: Nullable<string>;
+  acrValues: Nullable<string>;
+  strong: Bool;
+  status: string;
+  deliveryMode: string;
+  notificationToken: Nullable<string>;
+  pingAuthReqId: Nullable<string>;
+  dpopJkt: Nullable<string>;
+  interval: number;
+  lastPolledAt: Nullable<Timestamp>;
+  expiresAt: Timestamp;
+  decidedAt: Nullable<Timestamp>;
+  createdAt: Timestamp;
+}
+
 export interface DeviceCodeTable {
   id: string;
   deviceCode: string;
@@ -368,6 +392,8 @@ export interface OauthClientTable {
   memberPubkey: Nullable<string>;
   public: Nullable<Bool>;
   type: Nullable<string>;
+  backchannelTokenDeliveryMode: Nullable<string>;
+  backchannelClientNotificationEndpoint: Nullable<string>;
 }
 
 export interface OauthClientAssertionTable {
@@ -581,6 +607,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  cibaRequest: { strong: "bool", lastPolledAt: "date", expiresAt: "date", decidedAt: "date", createdAt: "date" },
   deviceCode: { expiresAt: "date", lastPolledAt: "date", resources: "json" },
   domainVerification: { challengeExpiresAt: "date", verifiedAt: "date", expiresAt: "date", lastCheckedAt: "date", createdAt: "date" },
   invitation: { expiresAt: "date", createdAt: "date" },

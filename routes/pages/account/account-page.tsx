@@ -1,6 +1,7 @@
 import type { SignInProvider } from "../../../lib/social-providers.js";
 import { ErrorNote, Layout } from "../layout.js";
 import { AgentAccessSection, type AgentAccessView } from "./agents.js";
+import { ApprovalsSection, type PendingApproval } from "./approvals.js";
 import { AppsSection, type AppView } from "./apps.js";
 import { IdentitiesSection } from "./identities.js";
 import { LinkedAccountsSection } from "./linked-accounts.js";
@@ -29,6 +30,7 @@ export interface AccountView {
   apps: AppView[];
   organizations: Omit<OrganizationsView, "userId">;
   agents: AgentAccessView;
+  approvals: PendingApproval[];
   subscription: SubscriptionView;
   wallets: WalletConnection[];
   /** null: no wallet is connected. */
@@ -50,6 +52,7 @@ const CONTENTS: Array<[string, string]> = [
   ["apps", "Apps"],
   ["organizations", "Organizations"],
   ["agents", "Agents"],
+  ["approvals", "Requests"],
 ];
 
 /** /account: everything a person manages about their account, one server-rendered page of plain forms. */
@@ -85,6 +88,7 @@ export function AccountPage(props: AccountView) {
       <AppsSection apps={props.apps} />
       <OrganizationsSection {...props.organizations} userId={props.user.id} />
       <AgentAccessSection view={props.agents} />
+      <ApprovalsSection approvals={props.approvals} />
     </Layout>
   );
 }

@@ -6,6 +6,7 @@ import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets
 import type { PageDeps } from "../page-env.js";
 import type { AccountView } from "./account-page.js";
 import { loadAgentAccess } from "./agents.js";
+import { loadPendingApprovals } from "./approvals.js";
 import { errorWords, noticeWords, subscriptionWords } from "./messages.js";
 import {
   findTwoFactorEnabled,
@@ -75,7 +76,7 @@ function orNull(deps: PageDeps, name: string, script: Promise<BrowserAsset>): Pr
 export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
   const { db } = deps;
   const user = session.user;
-  const [sessions, accounts, passkeys, twoFactor, identities, authorized, actingAgents, memberships, received, agents, script, walletScript, wallets, subscription, nfts] = await Promise.all([
+  const [sessions, accounts, passkeys, twoFactor, identities, authorized, actingAgents, memberships, received, agents, script, walletScript, wallets, subscription, nfts, approvals] = await Promise.all([
     listActiveSessions(db, user.id),
     listLinkedAccounts(db, user.id),
     listPasskeys(db, user.id),
@@ -92,6 +93,7 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     listConnections(db, user.id),
     loadSubscription(deps, user.id),
     loadNfts(deps, user.id),
+    loadPendingApprovals(db, user.id),
   ]);
   const orgIds = memberships.map((m) => m.organizationId);
   const managed = memberships.filter((m) => canManage(m.role)).map((m) => m.organizationId);
@@ -112,6 +114,7 @@ export async function loadAccountView(deps: PageDeps, session: SessionWithUser, 
     apps: authorized.map((app) => ({ ...app, agents: actingAgents.get(app.clientId) ?? [] })),
     organizations: { memberships, members, invitations, received },
     agents,
+    approvals,
     subscription,
     wallets,
     nfts: wallets.length ? nfts : null,
