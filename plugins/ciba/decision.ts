@@ -2,7 +2,7 @@ import { getOAuthProviderApi } from "@better-auth/oauth-provider";
 import { APIError, createAuthEndpoint, sessionMiddleware } from "better-auth/api";
 import { symmetricDecrypt } from "better-auth/crypto";
 import * as v from "valibot";
-import { CIBA_DECISION_ERRORS } from "./errors.js";
+import { CIBA_ERROR_CODES } from "./error-codes.js";
 import type { CibaOptions } from "./options.js";
 import { sendPing } from "./ping.js";
 import { decideRequest, findRequestFor } from "./store.js";
@@ -13,7 +13,6 @@ const DecisionBody = v.object({
   decision: v.picklist(["approve", "deny"], "decision must be approve or deny"),
 });
 
-const fail = (status: "NOT_FOUND" | "FORBIDDEN", code: keyof typeof CIBA_DECISION_ERRORS) => new APIError(status, { code, message: CIBA_DECISION_ERRORS[code] });
 
 /**
  * POST /ciba/decide (signed in): the person a CIBA request names approves or denies it. Only
@@ -29,10 +28,10 @@ export function cibaDecision(options: CibaOptions) {
     async (ctx) => {
       const { session } = ctx.context.session;
       const request = await findRequestFor(options.db, ctx.body.id, session.userId);
-      if (!request || request.status !== "pending" || request.expiresAt <= new Date()) throw fail("NOT_FOUND", "NOT_FOUND");
+      if (!request || request.status !== "pending" || request.expiresAt <= new Date()) throw APIError.from("NOT_FOUND", CIBA_ERROR_CODES.REQUEST_NOT_FOUND);
       const approve = ctx.body.decision === "approve";
-      if (approve && request.strong && !(await signedInStrongly(ctx.context.internalAdapter, session))) throw fail("FORBIDDEN", "STRONG_APPROVAL_REQUIRED");
-      if (!(await decideRequest(options.db, request.id, session.userId, approve ? "approved" : "denied"))) throw fail("NOT_FOUND", "NOT_FOUND");
+      if (approve && request.strong && !(await signedInStrongly(ctx.context.internalAdapter, session))) throw APIError.from("FORBIDDEN", CIBA_ERROR_CODES.STRONG_APPROVAL_REQUIRED);
+      if (!(await decideRequest(options.db, request.id, session.userId, approve ? "approved" : "denied"))) throw APIError.from("NOT_FOUND", CIBA_ERROR_CODES.REQUEST_NOT_FOUND);
       if (request.deliveryMode === "ping" && request.pingAuthReqId) {
         const opts = (ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] }).options;
         const client = (await getOAuthProviderApi(ctx, opts).getClient(request.clientId)) as { backchannelClientNotificationEndpoint?: string | null } | null;

@@ -3,6 +3,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { cibaRegistrationHooks } from "./client-metadata.js";
 import { cibaDecision } from "./decision.js";
+import { CIBA_ERROR_CODES } from "./error-codes.js";
 import { cibaGrant } from "./grant.js";
 import { ACR_VALUES, CIBA_GRANT, type CibaOptions } from "./options.js";
 import { backchannelAuthentication } from "./request.js";
@@ -35,6 +36,7 @@ export function ciba(options: CibaOptions): { extension: OAuthProviderExtension;
     plugin: {
       id: "ciba",
       schema: cibaSchema,
+      $ERROR_CODES: CIBA_ERROR_CODES,
       endpoints: { backchannelAuthentication: backchannelAuthentication(options), cibaDecision: cibaDecision(options) },
       hooks: {
         before: [registration.before],

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { CIBA_DECISION_ERRORS } from "../../plugins/ciba/errors.js";
+import { CIBA_ERROR_CODES } from "../../plugins/ciba/error-codes.js";
 import { signedInStrongly } from "../../plugins/ciba/strong.js";
 import { findRequestFor, type CibaRequest } from "../../plugins/ciba/store.js";
 import { findClientDisplay } from "../../plugins/oauth-store/clients.js";
@@ -50,7 +50,7 @@ async function decideRequest(c: PageContext) {
   if (res.ok) return html(c, <CibaDonePage approved={approve} />);
   const body = (await res.json().catch(() => null)) as { code?: unknown } | null;
   const request = body?.code === "STRONG_APPROVAL_REQUIRED" && c.var.session ? await pendingRequest(c, id) : null;
-  if (request) return html(c, <CibaConfirmPage request={await viewOf(c, request)} error={CIBA_DECISION_ERRORS.STRONG_APPROVAL_REQUIRED} strongSignInHref={signInThenBack(requestPath(id))} />, 403);
+  if (request) return html(c, <CibaConfirmPage request={await viewOf(c, request)} error={CIBA_ERROR_CODES.STRONG_APPROVAL_REQUIRED.message} strongSignInHref={signInThenBack(requestPath(id))} />, 403);
   if (res.status === 429) return html(c, <CibaGonePage />, 429);
   return html(c, <CibaGonePage />, 404);
 }
