@@ -10,6 +10,7 @@ import { proofBinding } from "../token-exchange/binding.js";
 import { validateDetails } from "./details.js";
 import { refuse } from "./errors.js";
 import { notifyPerson } from "./notify.js";
+import { BACKCHANNEL_OPENAPI } from "./openapi.js";
 import { CIBA_GRANT, STRONG_ACR, type CibaOptions } from "./options.js";
 import { createRequest, hashAuthReqId } from "./store.js";
 
@@ -76,7 +77,8 @@ export function backchannelAuthentication(options: CibaOptions) {
       cloneRequest: true,
       metadata: {
         allowedMediaTypes: ["application/x-www-form-urlencoded"],
-        openapi: { description: "OpenID CIBA backchannel authentication request: ask a person to approve, then poll the token endpoint with auth_req_id." },
+        // better-auth's type names JSON bodies only; this endpoint takes a form (CIBA §7.1).
+        openapi: BACKCHANNEL_OPENAPI as never,
       },
     },
     async (ctx) => {

@@ -95,7 +95,7 @@ describe("error catalogs: sources", () => {
         return false;
       }
     });
-    expect(withCodes.sort()).toEqual(["account-email", "account-responses", "agents", "key-sign-in", "profile-fields", "social", "subscriptions"]);
+    expect(withCodes.sort()).toEqual(["account-email", "account-responses", "agents", "ciba", "key-sign-in", "profile-fields", "social", "subscriptions"]);
     for (const dir of withCodes) expect(readFileSync(join(ROOT, "plugins", dir, "index.ts"), "utf8"), dir).toMatch(/\$ERROR_CODES:/);
   });
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enrolKey, keySignIn, newIdentity } from "../helpers/bap.js";
+import { proof, proofKey, serverNonce, thumbprint } from "../helpers/dpop.js";
 import { approvalLink, CIBA_GRANT, decide, oauthError, registerCibaClient, requestIdOf, type CibaClient } from "../helpers/ciba.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { mailbox } from "../helpers/mailbox.js";
@@ -350,5 +351,35 @@ describe("ping mode", () => {
     expect(tokens.status).toBe(200);
     expect(typeof tokens.json.id_token).toBe("string");
     expect(claimsOf(tokens.json.id_token).aud).toBe(client.id);
+  });
+});
+
+describe("DPoP", () => {
+  it("binds a request made with a proof: redeemed only with a proof by the same key, and the tokens are bound to it", async () => {
+    const client = await registerCibaClient(server, {}, "Bound Agent");
+    const person = await signUp(server);
+    const key = await proofKey("ES256K");
+    const backchannelUrl = `${server.url}/api/auth/oauth2/bc-authorize`;
+    const tokenUrl = `${server.url}/api/auth/oauth2/token`;
+    // A proof for another URL is refused at the backchannel endpoint.
+    const wrongHtu = await backchannel(client, { scope: "openid", login_hint: person.email }, { dpop: await proof(key, "POST", tokenUrl) });
+    expect(wrongHtu.status).toBe(400);
+    expect(wrongHtu.json.error).toBe("invalid_dpop_proof");
+    const res = await backchannel(client, { scope: "openid", login_hint: person.email }, { dpop: await proof(key, "POST", backchannelUrl) });
+    expect(res.status).toBe(200);
+    await decide(server, person.cookie, requestIdOf(await approvalLink(box, person.email, "Bound Agent")), "approve");
+
+    const nonce = await serverNonce(server);
+    const redeem = (headers: Record<string, string>) => token(server, { grant_type: CIBA_GRANT, auth_req_id: res.json.auth_req_id }, { ...basic(client.id, client.secret), ...headers });
+    const withoutProof = await redeem({});
+    expect(withoutProof.status).toBe(400);
+    expect(withoutProof.json.error).toBe("invalid_dpop_proof");
+    const otherKey = await redeem({ dpop: await proof(await proofKey("ES256"), "POST", tokenUrl, { nonce }) });
+    expect(otherKey.json.error).toBe("invalid_dpop_proof");
+    const bound = await redeem({ dpop: await proof(key, "POST", tokenUrl, { nonce }) });
+    expect(bound.status, bound.text).toBe(200);
+    expect(bound.json.token_type).toBe("DPoP");
+    const introspected = await postForm(server, "/api/auth/oauth2/introspect", { token: bound.json.access_token }, basic(client.id, client.secret));
+    expect(introspected.json).toMatchObject({ active: true, cnf: { jkt: await thumbprint(key) } });
   });
 });
