@@ -8,7 +8,7 @@ import { approvalLink, CIBA_GRANT, decide, oauthError, registerCibaClient, reque
 import { useTestServer } from "../helpers/fixtures.js";
 import { mailbox } from "../helpers/mailbox.js";
 import { registerClient, signUp, token } from "../helpers/oauth.js";
-import { cookiesOf, postForm } from "../helpers/server.js";
+import { cookiesOf, postForm, startTestServer, type TestServer } from "../helpers/server.js";
 import { basic } from "../helpers/token-exchange.js";
 
 /** OpenID CIBA Core 1.0, poll and ping modes, driven by openid-client where it has the functions. */
@@ -381,5 +381,43 @@ describe("DPoP", () => {
     expect(bound.json.token_type).toBe("DPoP");
     const introspected = await postForm(server, "/api/auth/oauth2/introspect", { token: bound.json.access_token }, basic(client.id, client.secret));
     expect(introspected.json).toMatchObject({ active: true, cnf: { jkt: await thumbprint(key) } });
+  });
+});
+
+describe("several instances and races", () => {
+  let other: TestServer;
+  beforeAll(async () => {
+    // A second instance of the same deployment: same issuer, same database (and Redis, when set).
+    const database = server.config.database;
+    other = await startTestServer({ AUTH_URL: server.url, PORT: "0", DATABASE_URL: database.kind === "sqlite" ? database.file : database.url }, { mailer: box.mailer });
+  });
+  afterAll(async () => {
+    await other?.close();
+  });
+
+  it("a request made at one instance is decided and redeemed at another", async () => {
+    const client = await registerCibaClient(server, {}, "Fleet Agent");
+    const person = await signUp(server);
+    const res = await backchannel(client, { scope: "openid", login_hint: person.email });
+    const id = requestIdOf(await approvalLink(box, person.email, "Fleet Agent"));
+    expect((await other.local.api("/api/auth/ciba/decide", { cookie: person.cookie, body: { id, decision: "approve" } })).status).toBe(200);
+    const tokens = await postForm({ url: other.local.url }, "/api/auth/oauth2/token", { grant_type: CIBA_GRANT, auth_req_id: res.json.auth_req_id }, basic(client.id, client.secret));
+    expect(tokens.status, tokens.text).toBe(200);
+  });
+
+  it("of an approval and a denial sent at once exactly one wins; of two redemptions at once exactly one gets tokens", async () => {
+    const client = await registerCibaClient(server, {}, "Race Agent");
+    const person = await signUp(server);
+    const res = await backchannel(client, { scope: "openid", login_hint: person.email });
+    const id = requestIdOf(await approvalLink(box, person.email, "Race Agent"));
+    const answers = await Promise.all([decide(server, person.cookie, id, "approve"), other.local.api("/api/auth/ciba/decide", { cookie: person.cookie, body: { id, decision: "deny" } })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404]);
+    const won = answers.find((a) => a.status === 200)!.json.status;
+    const redeem = (target: { url: string }) => postForm(target, "/api/auth/oauth2/token", { grant_type: CIBA_GRANT, auth_req_id: res.json.auth_req_id }, basic(client.id, client.secret));
+    const redemptions = await Promise.all([redeem(server), redeem({ url: other.local.url })]);
+    if (won === "approved") {
+      expect(redemptions.map((r) => r.status).sort()).toEqual([200, 400]);
+      expect(redemptions.find((r) => r.status === 400)!.json.error).toBe("invalid_grant");
+    } else expect(redemptions.map((r) => r.json.error)).toEqual(["access_denied", "access_denied"]);
   });
 });
