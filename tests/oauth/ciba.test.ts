@@ -300,6 +300,10 @@ describe("client registration", () => {
     });
     expect(ping.backchannel_token_delivery_mode).toBe("ping");
     expect(ping.backchannel_client_notification_endpoint).toBe("https://agent.example.com/cb");
+    // RFC 7592: the client reads them back.
+    const read = await server.api(new URL(ping.registration_client_uri as string).pathname, { headers: { authorization: `Bearer ${ping.registration_access_token}` } });
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ backchannel_token_delivery_mode: "ping", backchannel_client_notification_endpoint: "https://agent.example.com/cb" });
     const refused = async (metadata: Record<string, unknown>) => {
       const res = await server.api("/api/auth/oauth2/register", {
         body: { client_name: "X", application_type: "web", redirect_uris: ["https://agent.example.com/cb"], token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code", CIBA_GRANT], ...metadata },
