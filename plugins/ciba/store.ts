@@ -140,3 +140,10 @@ export async function redeemRequest(db: Kysely<Database>, id: string): Promise<b
   const result = await db.updateTable("cibaRequest").set({ status: "redeemed" }).where("id", "=", id).where("status", "=", "approved").executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** Deletes up to `limit` requests that expired before `cutoff`; answers how many went. */
+export async function deleteExpiredRequests(db: Kysely<Database>, cutoff: Date, limit = 1000): Promise<number> {
+  const expired = db.selectFrom("cibaRequest").select("id").where("expiresAt", "<", cutoff).limit(limit);
+  const result = await db.deleteFrom("cibaRequest").where("id", "in", expired).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,7 +1,10 @@
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../lib/logger.js";
+import { startCibaExpiry } from "../../plugins/ciba/expiry.js";
 import { enrolKey, keySignIn, newIdentity } from "../helpers/bap.js";
 import { proof, proofKey, serverNonce, thumbprint } from "../helpers/dpop.js";
 import { approvalLink, CIBA_GRANT, decide, oauthError, registerCibaClient, requestIdOf, type CibaClient } from "../helpers/ciba.js";
@@ -423,5 +426,28 @@ describe("several instances and races", () => {
       expect(redemptions.map((r) => r.status).sort()).toEqual([200, 400]);
       expect(redemptions.find((r) => r.status === 400)!.json.error).toBe("invalid_grant");
     } else expect(redemptions.map((r) => r.json.error)).toEqual(["access_denied", "access_denied"]);
+  });
+});
+
+describe("housekeeping", () => {
+  it("deletes requests an hour past their expiry, and keeps the others", async () => {
+    const client = await registerCibaClient(server, {}, "Old Agent");
+    const person = await signUp(server);
+    const old = await backchannel(client, { scope: "openid", login_hint: person.email });
+    const fresh = await backchannel(client, { scope: "openid", login_hint: person.email });
+    const hash = (authReqId: string) => createHash("sha256").update(authReqId).digest("base64url");
+    await server.db.updateTable("cibaRequest").set({ expiresAt: new Date(Date.now() - 2 * 60 * 60 * 1000) }).where("authReqIdHash", "=", hash(old.json.auth_req_id)).execute();
+    const rounds = startCibaExpiry({ db: server.db, logger: createLogger("silent") });
+    try {
+      for (let i = 0; i < 50; i++) {
+        const left = await server.db.selectFrom("cibaRequest").select("authReqIdHash").where("authReqIdHash", "in", [hash(old.json.auth_req_id), hash(fresh.json.auth_req_id)]).execute();
+        if (left.length === 1) break;
+        await sleep(50);
+      }
+    } finally {
+      rounds.stop();
+    }
+    expect((await poll(client, old.json.auth_req_id)).json.error).toBe("invalid_grant");
+    expect((await poll(client, fresh.json.auth_req_id)).json.error).toBe("authorization_pending");
   });
 });
