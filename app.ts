@@ -218,7 +218,7 @@ function routeFamilies({ auth, db, logger, authUrl, config, shared, subscription
       name: "certificates",
       bodyLimit: SMALL_BODY_BYTES,
       guards: [noStore],
-      deps: { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, types: issuableTypes(certificates.typeIds) },
+      deps: { auth, db, mutualAuth, issuanceEnabled, revocationDepth, chain: certificates.chain, logger, types: issuableTypes(certificates.typeIds) },
       routes: { "/api/certificates": certificateRoutes },
     }),
     // The pages answer / too: the account page for a signed-in person, else /sign-in.

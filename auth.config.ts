@@ -29,7 +29,7 @@ import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { profileFields } from "./plugins/profile-fields/index.js";
 import { bapClaims } from "./plugins/bap-identity/claims.js";
-import { findSelectedIdentity } from "./plugins/bap-identity/store.js";
+import { findSelectedIdentity, selectedIdentityReader } from "./plugins/bap-identity/store.js";
 import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
@@ -102,6 +102,8 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   // client's allow-list; one resource per token request (plugins/resource-policy).
   const resources = resourcePolicy({ db: database.db, ownResources: [url(MCP_PATH)] });
   // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
+  const selectedIdentity = selectedIdentityReader(database);
+  const userInfoProfile = userInfoProfileClaims(selectedIdentity);
   // OpenID CIBA: an agent asks a person's approval out of band; the person answers on our /ciba page.
   const backchannel = ciba({
     db: database.db,
@@ -280,11 +282,11 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
         async customUserInfoClaims({ user, scopes, jwt }) {
           // Userinfo takes only a token for itself: opaque, or a JWT whose aud names it (RFC 9068 §4).
           assertTokenForUserInfo(jwt, url(`${BASE_PATH}${AUTH_PATHS.userinfo}`));
-          return profileClaims(database, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+          return userInfoProfile({ user, scopes, jwt });
         },
         // ID-token claims come through an extension: it is the hook that receives the referenceId.
         extensions: [
-          { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(database, user, scopes, referenceId) : {}) } },
+          { claims: { idToken: ({ user, scopes, referenceId }) => (user ? profileClaims(selectedIdentity, user, scopes, referenceId) : {}) } },
           // A client_id that is an https URL names its own client ID metadata document (MCP clients).
           { clientDiscovery: clientMetadataDocuments({ fetch: metadataFetch }) },
           exchange.extension,
@@ -360,10 +362,24 @@ export async function accessTokenClaims({ scopes, referenceId }: { scopes: strin
   return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
 }
 
+/**
+ * Userinfo's own claims (customUserInfoClaims, after its audience check; the fast lane's
+ * userinfo too): the profile the token's `bap_id` names, else the primary one.
+ */
+export function userInfoProfileClaims(selectedIdentity: ReturnType<typeof selectedIdentityReader>) {
+  return ({ user, scopes, jwt }: { user: { id: string; pubkey?: unknown }; scopes: readonly string[]; jwt: Record<string, unknown> }) =>
+    profileClaims(selectedIdentity, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
+}
+
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
-async function profileClaims(database: DatabaseHandle, user: { id: string; pubkey?: unknown }, scopes: readonly string[], referenceId?: string) {
+async function profileClaims(
+  selectedIdentity: ReturnType<typeof selectedIdentityReader>,
+  user: { id: string; pubkey?: unknown },
+  scopes: readonly string[],
+  referenceId?: string,
+) {
   if (!scopes.includes("profile")) return {};
-  const row = await findSelectedIdentity(database.db, user.id, referenceId);
+  const row = await selectedIdentity(user.id, referenceId);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
     ...(row ? bapClaims(row) : {}),

@@ -12,6 +12,7 @@ import { createDb } from "./lib/db/connection.js";
 import { DEPRECATED_ROUTES, deprecationOf, type DeprecatedRoute } from "./lib/deprecations.js";
 import { ConfigError, loadEnv, type Config } from "./lib/env.js";
 import type { DestinationStream } from "pino";
+import type { SafeFetch } from "./lib/safe-fetch.js";
 import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
@@ -29,6 +30,9 @@ import { startAssertionExpiry } from "./plugins/client-keys/assertion-expiry.js"
 import { startCibaExpiry } from "./plugins/ciba/expiry.js";
 import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit/retention.js";
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
+import { arcRevocationChain } from "./plugins/certificates/arc-chain.js";
+import { indexerFundingSource } from "./plugins/certificates/funding.js";
+import { startRevocationWatch } from "./plugins/certificates/revocation-watch.js";
 
 /** Optional collaborators a caller may inject (tests capture mail this way). */
 export interface StartOptions {
@@ -47,8 +51,10 @@ export interface StartOptions {
   };
   /** The deprecated-routes table (lib/deprecations.ts). Default: DEPRECATED_ROUTES. */
   deprecations?: readonly DeprecatedRoute[];
-  /** Certificates' collaborators: the revocation broadcaster (default: none) and the catalog's type IDs of what we attest. */
+  /** Certificates' collaborators: the revocation chain (default: ARC with CERTIFICATE_FUNDING_KEY, else none) and the catalog's type IDs of what we attest. */
   certificates?: { chain?: RevocationChain; typeIds?: CertificateTypeIds };
+  /** How often revocations in progress are moved on without a request (plugins/certificates/revocation-watch.ts). Default: every minute. */
+  revocationWatch?: { everyMs?: number };
   /** The audit log's pruning rounds (AUDIT_LOG_RETENTION_DAYS): how often, the lease, the batch. */
   auditRetention?: Pick<AuditRetentionOptions, "everyMs" | "leaseMs" | "batchSize">;
   /** Reorders app.ts's table of route families (tests/ops/route-families.test.ts: the order does not matter). */
@@ -111,7 +117,11 @@ export async function start(config: Config, options: StartOptions = {}) {
   // What we attest is the catalog's bapWalletBinding type (plugins/certificates/catalog.ts), by its fixed type ID.
   const binding = findCertificateTypeByKey("bapWalletBinding");
   const catalogIds = binding ? { bapWalletBinding: certificateTypeId(binding) } : {};
-  const certificates = { chain: options.certificates?.chain ?? NO_REVOCATION_CHAIN, typeIds: options.certificates?.typeIds ?? catalogIds };
+  const certificates = { chain: options.certificates?.chain ?? revocationChain(config, shared.safeFetch), typeIds: options.certificates?.typeIds ?? catalogIds };
+  // Revocations go on to `confirmed` without anyone asking, once there is a chain to ask.
+  const revocationWatch = certificates.chain.enabled
+    ? startRevocationWatch({ db: database.db, chain: certificates.chain, depth: config.certificates.revocationDepth, logger, everyMs: options.revocationWatch?.everyMs })
+    : null;
   // One JWKS document for the app and the fast lane: one cache builds it (and creates the first key).
   const jwks = jwksDocument(auth, shared.jwks);
   const app = createApp({ auth, db: database.db, logger, authUrl: config.authUrl, config, shared, subscriptions, readiness, deprecations: options.deprecations, certificates, jwks, order: options.routeOrder });
@@ -197,11 +207,19 @@ export async function start(config: Config, options: StartOptions = {}) {
       expiry?.stop();
       assertionExpiry.stop();
       cibaExpiry.stop();
+      revocationWatch?.stop();
       await auditRetention?.stop();
       await database.close();
       await redis?.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** The revocation chain: ARC, funded by CERTIFICATE_FUNDING_KEY's coins as the ordinals indexer lists them; none without the key. */
+function revocationChain(config: Config, fetch: SafeFetch): RevocationChain {
+  const { fundingKey, arc } = config.certificates;
+  if (!fundingKey) return NO_REVOCATION_CHAIN;
+  return arcRevocationChain({ arcUrl: arc.url, apiKey: arc.apiKey, fundingKey, funding: indexerFundingSource(config.ordinals.apiUrl, fetch), fetch });
 }
 
 const list = (items: string[]) => `${items.length}: ${items.slice(0, 5).join(", ")}${items.length > 5 ? ", ..." : ""}`;

@@ -68,6 +68,9 @@ const CREDENTIAL_LIMITS: ReadonlySet<LimitName> = new Set<CredentialLimit>(["cli
 
 const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
 
+/** The `token` limit's key for a bearer token (the fast lane's userinfo counts the same key). */
+export const tokenLimitKey = (token: string) => `token:${digest(token)}`;
+
 /** The `session` limit's key for a session token (lib/fast-lane.ts counts the same key). */
 export const sessionLimitKey = (token: string) => `session:${digest(token)}`;
 
@@ -101,12 +104,12 @@ function credentialOf(edge: AuthRequest, req: Request, limit: CredentialLimit): 
       return { key: `client:${id}`, named: true };
     }
     case "token":
-      return bearer ? { key: `token:${digest(bearer)}`, named: false } : undefined;
+      return bearer ? { key: tokenLimitKey(bearer), named: false } : undefined;
     case "agent": {
       // A JWT that agent-auth takes only optionally there is no credential (lib/auth-endpoints.ts).
       if (!bearer || edge.endpoint.optionalAgentJwt) return undefined;
       const agent = agentOf(bearer);
-      return agent ? { key: agent, named: true } : { key: `token:${digest(bearer)}`, named: false };
+      return agent ? { key: agent, named: true } : { key: tokenLimitKey(bearer), named: false };
     }
     case "keySignIn": {
       const token = req.headers.get("x-auth-token");

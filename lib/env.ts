@@ -106,6 +106,9 @@ export const EnvSchema = v.object({
   SERVER_IDENTITY_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
   CERTIFICATE_ISSUANCE_ENABLED: Bool,
   CERTIFICATE_REVOCATION_DEPTH: v.pipe(v.optional(v.string(), "6"), v.transform(Number), v.integer("must be a whole number of blocks"), v.minValue(1), v.maxValue(100)),
+  CERTIFICATE_FUNDING_KEY: v.optional(v.pipe(v.string(), v.check(isPrivateKeyText, "must be a secp256k1 private key: 64 hex digits or WIF"))),
+  ARC_URL: v.optional(v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:\/\//, "must be an http(s) URL")), "https://arc.gorillapool.io"),
+  ARC_API_KEY: v.optional(v.pipe(v.string(), v.regex(/^\S+$/, "must have no spaces"))),
   ...LIMIT_SETTINGS,
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^\S{32,}$/, "must be at least 32 characters without spaces"))),
 });
@@ -200,6 +203,14 @@ function settingsOf(e: Env) {
   // Certificates signed by a key that lives in a data directory would outlive it: no issuance without a configured key.
   if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !serverIdentityKey) {
     throw new ConfigError("SERVER_IDENTITY_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (certificates name it as their certifier)");
+  }
+  // Each certificate names a funded revocation outpoint: without the key that funds them nothing can be issued.
+  const fundingKey = e.CERTIFICATE_FUNDING_KEY ? privateKeyHex(e.CERTIFICATE_FUNDING_KEY) : undefined;
+  if (production && e.CERTIFICATE_ISSUANCE_ENABLED && !fundingKey) {
+    throw new ConfigError("CERTIFICATE_FUNDING_KEY: required when NODE_ENV=production and CERTIFICATE_ISSUANCE_ENABLED=true (it funds each certificate's revocation outpoint)");
+  }
+  if (e.CERTIFICATE_ISSUANCE_ENABLED && !fundingKey) {
+    warnings.push("CERTIFICATE_ISSUANCE_ENABLED=true without CERTIFICATE_FUNDING_KEY: no revocation outpoint can be funded, so signCertificate still answers 503.");
   }
   const database = parseDatabase(e.DATABASE_URL, e.DATA_DIR);
   // TRUST_PROXY=true (the older switch) means one proxy; TRUST_PROXY_HOPS, when set, decides.
@@ -319,9 +330,20 @@ function settingsOf(e: Env) {
     serverIdentityKey,
     /**
      * BRC-52 certificates (routes/certificates/certificates.ts): issuance on POST /api/certificates/signCertificate
-     * (off by default), and the confirmation depth after which a revocation is final.
+     * (off by default), the confirmation depth after which a revocation is final, and the revocation chain.
      */
-    certificates: Object.freeze({ issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED, revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH }),
+    certificates: Object.freeze({
+      issuanceEnabled: e.CERTIFICATE_ISSUANCE_ENABLED,
+      revocationDepth: e.CERTIFICATE_REVOCATION_DEPTH,
+      /**
+       * The revocation chain (plugins/certificates/arc-chain.ts): the key whose coins fund each
+       * certificate's revocation outpoint (hex, from CERTIFICATE_FUNDING_KEY; unset: no chain).
+       * Never log it. Its coins are found through the ordinals indexer (ORDINALS_API_URL).
+       */
+      fundingKey,
+      /** ARC, the broadcaster: ARC_URL and ARC_API_KEY (sent as a bearer token). */
+      arc: Object.freeze({ url: e.ARC_URL.replace(/\/+$/, ""), apiKey: e.ARC_API_KEY }),
+    }),
     /** Messages for the operator, printed loudly at start-up. */
     warnings: Object.freeze(warnings),
   });

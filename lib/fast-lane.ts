@@ -44,7 +44,7 @@ export interface LaneRoute {
   /** The label the app's request metrics give this route (lib/request-metrics.ts). */
   label: string;
   /** A credential limit of lib/limits.ts and its key for this request, when the route has one. */
-  credential?: (req: LaneRequest) => { limit: "client" | "session"; key: string } | null;
+  credential?: (req: LaneRequest) => { limit: "client" | "session" | "token"; key: string } | null;
   /** The answer, or null to leave the request to the app. */
   answer(req: LaneRequest): Promise<LaneAnswer | null>;
 }

@@ -49,6 +49,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   PAYMENTS_NOT_CONFIGURED: { status: 503, detail: "Payments are not configured on this server." },
   /** checkout: no Stripe price is configured for that tier and interval (spec, Errors 8: 400). */
   PRICE_NOT_CONFIGURED: { status: 400, detail: "No price is configured for that tier and interval." },
+  /** billing portal: the person has never paid through Stripe here, so there is no billing to manage. */
+  NO_BILLING_ACCOUNT: { status: 404, detail: "There is no billing account for you here: you have not subscribed to a paid tier." },
   /** webhook: STRIPE_WEBHOOK_SECRET is not set, so no event can be verified. */
   WEBHOOK_NOT_CONFIGURED: { status: 503, detail: "The payment webhook is not configured on this server." },
   /** webhook: the Stripe-Signature header is missing, wrong or too old. */
@@ -85,6 +87,8 @@ export const PROBLEM_CODES = defineProblemCodes({
   MUTUAL_AUTH_FAILED: { status: 401, detail: "Mutual authentication failed: the session is unknown or the signature does not match; shake hands again." },
   /** signCertificate while CERTIFICATE_ISSUANCE_ENABLED is off (the default). */
   CERTIFICATE_ISSUANCE_DISABLED: { status: 503, detail: "Certificate issuance is disabled on this server." },
+  /** signCertificate: the revocation chain could not fund the certificate's revocation outpoint now. */
+  REVOCATION_FUNDING_UNAVAILABLE: { status: 503, detail: "A revocation outpoint could not be funded now; try again later." },
   /** signCertificate: the certificate type is not one this server issues. */
   CERTIFICATE_TYPE_NOT_ISSUED: { status: 400, detail: "This server does not issue certificates of that type." },
   /** signCertificate: the clientNonce was not made by the caller for this server (BRC-52). */

@@ -90,7 +90,9 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
     },
     async check(key) {
       const res = await counter.get(key).catch(() => null);
-      if (!res || res.consumedPoints < points) return { allowed: true, retryAfter: 0 };
+      // An in-memory counter whose window has ended is still read back until its timer deletes
+      // it, which a busy event loop runs late: an ended window has its whole budget again.
+      if (!res || res.consumedPoints < points || res.msBeforeNext <= 0) return { allowed: true, retryAfter: 0 };
       return { allowed: false, retryAfter: retryAfterOf(res) };
     },
   };

@@ -10,14 +10,17 @@ import type { Metrics } from "../lib/metrics.js";
 import type { Logger } from "../lib/logger.js";
 import { oauthTokenStore } from "../plugins/oauth-store/introspection.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
-import { accessTokenClaims } from "../auth.config.js";
+import { accessTokenClaims, userInfoProfileClaims } from "../auth.config.js";
+import { userInfoLaneRoute } from "../plugins/fast-lane/userinfo.js";
+import { userInfoTokenStore } from "../plugins/oauth-store/userinfo.js";
+import { selectedIdentityReader } from "../plugins/bap-identity/store.js";
 import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
  * app already keeps in memory), get-session with a session cookie (plugins/fast-lane/get-session.ts),
- * the common introspection (plugins/fast-lane/introspect.ts) and the common refresh grant
- * (plugins/fast-lane/refresh.ts).
+ * the common introspection (plugins/fast-lane/introspect.ts), the common refresh grant
+ * (plugins/fast-lane/refresh.ts) and the common userinfo (plugins/fast-lane/userinfo.ts).
  */
 export interface FastLaneDeps {
   auth: Auth;
@@ -40,6 +43,11 @@ export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, log
   }), refreshLaneRoute({
     ...fastRefreshOptions({ database, context: auth.$context, metrics, logger }),
     path: `${BASE_PATH}${AUTH_PATHS.token}`,
+  }), userInfoLaneRoute({
+    store: userInfoTokenStore(database),
+    path: `${BASE_PATH}${AUTH_PATHS.userinfo}`,
+    accessTokenClaims,
+    userInfoClaims: userInfoProfileClaims(selectedIdentityReader(database)),
   })];
 }
 

@@ -93,6 +93,7 @@ function oursOf(url: string, child: ChildProcess, fx: Fixture): Server {
     accessToken: fx.accessToken,
     introspectors: fx.introspectors,
     cookie: fx.cookie,
+    cookies: fx.cookies,
     refreshBasic: fx.refreshBasic,
     refreshTokens: fx.refreshTokens,
   };
@@ -147,7 +148,7 @@ async function main() {
       const ref = await spawnServer(SELF, ["--serve-reference"]);
       servers.push(await referenceOf(ref.url, ref.child, ref.ready, chains));
     }
-    say(`our server: ${db === "postgres" ? "PostgreSQL + Redis" : "SQLite"}, shipped rate limits ${limitsOn ? "ON" : "OFF"}; introspection from ${servers[0]!.target.introspectors?.length ?? 1} clients in turn (one client past 5,000/s meets its shipped limit)`);
+    say(`our server: ${db === "postgres" ? "PostgreSQL + Redis" : "SQLite"}, shipped rate limits ${limitsOn ? "ON" : "OFF"}; introspection from ${servers[0]!.target.introspectors?.length ?? 1} clients and get-session from ${servers[0]!.target.cookies?.length ?? 1} sessions in turn (one client or session past 5,000/s meets its shipped limit)`);
     if (profileDir) mkdirSync(profileDir, { recursive: true });
     const profile = profileDir ? profilerOf(ours.child) : null;
     for (let round = 0; round < rounds; round++) {

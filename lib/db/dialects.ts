@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import { PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from "kysely";
 import pg from "pg";
+import { sqliteValue } from "./sqlite-values.js";
 
 /**
  * What differs between the two databases below Kysely: PostgreSQL's pool and its failure
@@ -68,7 +69,14 @@ function preparesStatements(client: pg.PoolClient): void {
 /** One row of a read, run at once on SQLite's connection (DatabaseHandle.readRowNow). */
 export type ReadRowNow = (sql: string, parameters: readonly unknown[]) => Record<string, unknown> | undefined;
 
-export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; checkpointer?: { stop(): Promise<void> } } {
+/**
+ * Statements run at once, in one transaction of SQLite's connection (DatabaseHandle.transactNow):
+ * `fn` gets `run(sql, parameters)`, which answers the rows changed. `undefined` when the
+ * connection is inside another transaction (one held open across an await).
+ */
+export type TransactNow = <T>(fn: (run: (sql: string, parameters: readonly unknown[]) => number) => T) => { value: T } | undefined;
+
+export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; transactNow: TransactNow; checkpointer?: { stop(): Promise<void> } } {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL lets readers run beside the single writer; a busy timeout queues writers instead of failing.
@@ -85,7 +93,24 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
   const checkpointer = options.backgroundCheckpoint && file !== ":memory:" ? startCheckpointer(file) : undefined;
   const database = withStatementCache(sqlite);
   const readRowNow: ReadRowNow = (sql, parameters) => (database.prepare(sql) as unknown as SQLite.Statement).get(...parameters) as Record<string, unknown> | undefined;
-  return { dialect: new SqliteDialect({ database }), readRowNow, checkpointer };
+  const run = (sql: string, parameters: readonly unknown[]) => (database.prepare(sql) as unknown as SQLite.Statement).run(...parameters.map(sqliteValue)).changes;
+  const begin = sqlite.prepare("begin immediate");
+  const commit = sqlite.prepare("commit");
+  const rollback = sqlite.prepare("rollback");
+  const transactNow: TransactNow = (fn) => {
+    if (sqlite.inTransaction) return undefined;
+    begin.run();
+    let value;
+    try {
+      value = fn(run);
+      commit.run();
+    } catch (err) {
+      if (sqlite.inTransaction) rollback.run();
+      throw err;
+    }
+    return { value };
+  };
+  return { dialect: new SqliteDialect({ database }), readRowNow, transactNow, checkpointer };
 }
 
 /**

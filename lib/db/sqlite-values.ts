@@ -26,7 +26,8 @@ export function sqliteParameters(query: CompiledQuery): CompiledQuery {
   return { ...query, parameters: query.parameters.map(sqliteValue) };
 }
 
-function sqliteValue(value: unknown): unknown {
+/** A parameter as SQLite stores it (booleans as 0/1, dates as ISO text). */
+export function sqliteValue(value: unknown): unknown {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (value instanceof Date) return value.toISOString();
   return value;

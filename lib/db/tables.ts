@@ -331,6 +331,9 @@ export interface MintJobTable {
   completedAt: Nullable<Timestamp>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  periodEnd: Nullable<Timestamp>;
+  subscriptionStatus: Nullable<string>;
+  cancelAtPeriodEnd: Nullable<Bool>;
 }
 
 export interface OauthAccessTokenTable {
@@ -537,6 +540,8 @@ export interface SubscriptionPaymentTable {
   flaggedAt: Nullable<Timestamp>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  subscriptionId: Nullable<string>;
+  customerId: Nullable<string>;
 }
 
 export interface TwoFactorTable {
@@ -615,7 +620,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   jobLease: { expiresAt: "date" },
   jwks: { createdAt: "date", expiresAt: "date" },
   member: { createdAt: "date" },
-  mintJob: { nextAttemptAt: "date", lockedUntil: "date", completedAt: "date", createdAt: "date", updatedAt: "date" },
+  mintJob: { nextAttemptAt: "date", lockedUntil: "date", completedAt: "date", createdAt: "date", updatedAt: "date", periodEnd: "date", cancelAtPeriodEnd: "bool" },
   oauthAccessToken: { resources: "json", requestedUserInfoClaims: "json", expiresAt: "date", createdAt: "date", revoked: "date", scopes: "json" },
   oauthClient: { disabled: "bool", skipConsent: "bool", enableEndSession: "bool", scopes: "json", clientCredentialsScopes: "json", createdAt: "date", updatedAt: "date", contacts: "json", redirectUris: "json", postLogoutRedirectUris: "json", backchannelLogoutSessionRequired: "bool", grantTypes: "json", responseTypes: "json", requirePKCE: "bool", dpopBoundAccessTokens: "bool", public: "bool" },
   oauthClientAssertion: { expiresAt: "date" },

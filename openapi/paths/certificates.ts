@@ -21,10 +21,10 @@ export const certificatePaths: Paths = {
   "/api/certificates/signCertificate": {
     post: {
       tags,
-      summary: "BRC-52 issuance over mutual authentication (off unless CERTIFICATE_ISSUANCE_ENABLED)",
+      summary: "BRC-52 issuance over mutual authentication (off unless CERTIFICATE_ISSUANCE_ENABLED and CERTIFICATE_FUNDING_KEY)",
       security: MUTUAL_AUTH,
       requestBody: jsonBody(SigningRequest),
-      responses: { 200: jsonResponse("The signed certificate."), ...problemResponses({ ...BAD_INPUT, ...PEER, 403: "The fields cannot be attested for you.", 503: "Issuance is disabled." }) },
+      responses: { 200: jsonResponse("The signed certificate."), ...problemResponses({ ...BAD_INPUT, ...PEER, 403: "The fields cannot be attested for you.", 503: "Issuance is disabled (CERTIFICATE_ISSUANCE_DISABLED), or no revocation outpoint could be funded now (REVOCATION_FUNDING_UNAVAILABLE)." }) },
     },
   },
   "/api/certificates/status/{serialNumber}": {

@@ -1,12 +1,29 @@
 import { CheckoutBody } from "../../routes/subscription/subscription.js";
 import { BAD_INPUT, jsonBody, jsonResponse, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
-/** routes/subscription/subscription.ts: paid tiers (Stripe Checkout, webhook, status). */
+/** routes/subscription/subscription.ts: paid tiers (Stripe subscriptions, customer portal, webhook, status). */
+const TIER_STATUS = {
+  type: "object",
+  properties: {
+    tier: { type: "string", enum: ["free", "plus", "pro"] },
+    isActive: { type: "boolean" },
+    nftOrigin: { type: "string", description: "The tier NFT's origin outpoint (txid_vout); with a paid tier." },
+    walletAddress: { type: "string", description: "The connected wallet holding it." },
+    lastVerified: { type: "string", format: "date-time", description: "When ownership was last checked." },
+    periodEnd: { type: "string", format: "date-time", description: "When the paid period ends: the tier falls back to free then unless it is renewed." },
+    renews: { type: "boolean", description: "Whether the subscription renews at periodEnd (false: cancelled or over)." },
+  },
+  required: ["tier", "isActive"],
+};
+const URL_ANSWER = (description: string, extra: Record<string, unknown> = {}) =>
+  jsonResponse(description, { type: "object", properties: { url: { type: "string", format: "uri" }, ...extra }, required: ["url"] });
+
 const status: Operation = {
   tags: ["Subscription"],
   summary: "The signed-in user's tier and subscription",
+  description: "The tier of the tier NFT the user's connected wallets hold while its paid period is current; free otherwise.",
   security: SESSION,
-  responses: { 200: jsonResponse("Tier and subscription status."), ...problemResponses(UNAUTHORIZED) },
+  responses: { 200: jsonResponse("Tier and subscription status.", TIER_STATUS), ...problemResponses({ ...UNAUTHORIZED, 503: "NFT ownership could not be checked and nothing was verified before." }) },
 };
 
 export const subscriptionPaths: Paths = {
@@ -14,11 +31,24 @@ export const subscriptionPaths: Paths = {
     post: {
       tags: ["Subscription"],
       summary: "Start a Stripe Checkout session for a paid tier",
+      description: "A subscription (mode: subscription) on the tier's recurring monthly or annual price.",
       security: SESSION,
       requestBody: jsonBody(CheckoutBody),
       responses: {
-        200: jsonResponse("The Checkout session's URL.", { type: "object", properties: { url: { type: "string", format: "uri" } }, required: ["url"] }),
-        ...problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED }),
+        200: URL_ANSWER("The Checkout session's URL and id.", { sessionId: { type: "string" } }),
+        ...problemResponses({ ...BAD_INPUT, ...UNAUTHORIZED, 502: "Stripe refused the checkout.", 503: "Payments are not configured." }),
+      },
+    },
+  },
+  "/api/subscription/portal": {
+    post: {
+      tags: ["Subscription"],
+      summary: "Open Stripe's customer portal to cancel or change the subscription",
+      description: "A Stripe customer portal session for the signed-in user's Stripe customer, returning to /account/plan#billing.",
+      security: SESSION,
+      responses: {
+        200: URL_ANSWER("The portal session's URL."),
+        ...problemResponses({ ...UNAUTHORIZED, 404: "No billing account: the user never paid here (NO_BILLING_ACCOUNT).", 502: "Stripe refused the portal session.", 503: "Payments are not configured." }),
       },
     },
   },
@@ -30,7 +60,7 @@ export const subscriptionPaths: Paths = {
       security: PUBLIC,
       parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
       requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
-      responses: { 200: jsonResponse("Event received."), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured." }) },
+      responses: { 200: jsonResponse("Event received."), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured, or Stripe could not be asked about the event's subscription (it redelivers)." }) },
     },
   },
   // The published Sigma client asks under {base_url}: the same handler.

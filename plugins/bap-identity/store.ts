@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from "kysely";
+import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { rowReader } from "../../lib/db/sqlite-values.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -90,6 +91,22 @@ export async function findSelectedIdentity(db: Kysely<Database>, userId: string,
   const mine = inForce(identities(db).where("userId", "=", userId));
   const selected = referenceId ? await first(mine.where("bapId", "=", referenceId)) : null;
   return selected ?? first(primaryFirst(mine));
+}
+
+/**
+ * {@link findSelectedIdentity} as one statement built once: a prepared read on either database
+ * (DatabaseHandle.readRowNow, queryPrepared). The ID token's and userinfo's profile claims
+ * read it on every grant and every userinfo call.
+ */
+export function selectedIdentityReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
+  const text = primaryFirst(inForce(identities(database.db).where("userId", "=", "")).orderBy(sql`case when ${sql.ref("bapId")} = ${""} then 0 else 1 end`))
+    .limit(1)
+    .compile().sql;
+  const read = preparedRowReader(database, "idp_selected_identity", text);
+  return async (userId: string, referenceId?: string | null): Promise<BapIdentity | null> => {
+    const row = await read([userId, referenceId ?? null, 1]);
+    return row ? toIdentity(row as Selectable<Database["bapIdentity"]>) : null;
+  };
 }
 
 /**

@@ -4,9 +4,9 @@ import type { Database } from "../../lib/db/tables.js";
 
 /**
  * The chain side of BRC-52 revocation: each certificate names a funded outpoint, and spending
- * it revokes the certificate. Building, funding and broadcasting those transactions needs a
- * funded wallet and a broadcaster, which the service does not have yet: production runs with
- * `NO_REVOCATION_CHAIN`, under which revocation stops at `prepared` and issuance is refused.
+ * it revokes the certificate. With CERTIFICATE_FUNDING_KEY set the chain is ARC's
+ * (plugins/certificates/arc-chain.ts); without it the service runs with `NO_REVOCATION_CHAIN`,
+ * under which revocation stops at `prepared` and issuance is refused.
  */
 export interface RevocationChain {
   /** False while no broadcaster is configured (the readiness answer says `disabled`). */
@@ -21,6 +21,11 @@ export interface RevocationChain {
 
 export class RevocationUnavailable extends Error {
   override name = "RevocationUnavailable";
+}
+
+/** The chain is configured but could not fund an outpoint now (no coins, the broadcaster refused or is unreachable). */
+export class RevocationFundingFailed extends Error {
+  override name = "RevocationFundingFailed";
 }
 
 export const NO_REVOCATION_CHAIN: RevocationChain = {

@@ -68,3 +68,16 @@ export async function listCertificatesOfSubject(db: Kysely<Database>, subject: s
   const rows = await db.selectFrom("issuedCertificate").selectAll().where("subject", "=", subject).orderBy("issuedAt", "desc").orderBy("id").execute();
   return rows.map(toCertificate);
 }
+
+/** Revocations not yet final (prepared, broadcast, observed), the longest waiting first, at most `limit`. */
+export async function listRevocationsInProgress(db: Kysely<Database>, limit: number): Promise<IssuedCertificate[]> {
+  const rows = await db
+    .selectFrom("issuedCertificate")
+    .selectAll()
+    .where("revocationState", "in", ["prepared", "broadcast", "observed"])
+    .orderBy("revocationUpdatedAt", "asc")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map(toCertificate);
+}

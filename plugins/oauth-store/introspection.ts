@@ -72,6 +72,9 @@ function toToken(row: Record<string, unknown>): AccessTokenRow {
 /** The client columns client authentication reads, as the fast lanes' statements select them (`c`: oauthClient). */
 export const CLIENT_CREDENTIAL_COLUMNS = ["c.clientId as clientRowId", "c.clientSecret", "c.disabled", "c.tokenEndpointAuthMethod", "c.clientDiscoveryId", "c.subjectType"] as const;
 
+/** The user columns the token claims read (`u`: user), as the fast lanes' statements select them. */
+export const USER_CLAIM_COLUMNS = ["u.id as userRowId", "u.name as userName", "u.email as userEmail", "u.emailVerified as userEmailVerified", "u.image as userImage", "u.pubkey as userPubkey"] as const;
+
 export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
   const { db } = database;
   // The client and, when it is the token's own client, the token with its session and user: one

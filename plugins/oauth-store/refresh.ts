@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
 import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
-import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, type ClientCredentialRow } from "./introspection.js";
+import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, USER_CLAIM_COLUMNS, type ClientCredentialRow } from "./introspection.js";
 
 /**
  * oauth-provider's clients and refresh tokens as the fast refresh grant (plugins/fast-lane/refresh.ts)
@@ -165,12 +165,7 @@ export function refreshGrantStore(database: DatabaseHandle) {
       "t.expiresAt",
       "t.revoked",
       "t.authTime",
-      "u.id as userRowId",
-      "u.name as userName",
-      "u.email as userEmail",
-      "u.emailVerified as userEmailVerified",
-      "u.image as userImage",
-      "u.pubkey as userPubkey",
+      ...USER_CLAIM_COLUMNS,
       "u.createdAt as userCreatedAt",
       "u.updatedAt as userUpdatedAt",
     ])
@@ -218,6 +213,14 @@ export function refreshGrantStore(database: DatabaseHandle) {
         return result.rowCount === 1;
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
+      // SQLite: the three statements at once in one transaction, when the connection is free.
+      const now = database.transactNow?.((run) => {
+        if (run(revokeSql, [issuedAt, issuedAt, rotation.previousId]) !== 1) return false;
+        run(insertRefreshSql, [...shared, rotation.refresh.id, rotation.refresh.tokenHash, rotation.authTime, rotation.refresh.expiresAt]);
+        run(insertAccessSql, [...shared, rotation.access.id, rotation.access.tokenHash, rotation.refresh.id, rotation.access.expiresAt]);
+        return true;
+      });
+      if (now) return now.value;
       return database.atomically(
         async () => {
           const revoked = await db.executeQuery(CompiledQuery.raw(revokeSql, [issuedAt, issuedAt, rotation.previousId]));

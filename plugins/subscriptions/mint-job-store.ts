@@ -21,10 +21,23 @@ export interface MintJob {
   lastError: string | null;
   walletAddress: string | null;
   nftOrigin: string | null;
+  periodEnd: Date | null;
+  subscriptionStatus: string | null;
+  cancelAtPeriodEnd: boolean | null;
   completedAt: Date | null;
 }
 
-const readJob = rowReader("mintJob", ["id", "paymentId", "userId", "tier", "status", "attempts", "nextAttemptAt", "lastError", "walletAddress", "nftOrigin", "completedAt"]);
+/** The period a tier NFT is paid for, kept on its mint job (spec, "Subscription": a month that ends). */
+export interface Period {
+  periodEnd: Date;
+  /** Stripe's subscription status (active, past_due, canceled, ...); null for a one-time payment. */
+  subscriptionStatus: string | null;
+  cancelAtPeriodEnd: boolean;
+}
+
+const readJob = rowReader("mintJob", ["id", "paymentId", "userId", "tier", "status", "attempts", "nextAttemptAt", "lastError", "walletAddress", "nftOrigin", "periodEnd", "subscriptionStatus", "cancelAtPeriodEnd", "completedAt"]);
+
+const readPeriod = rowReader("mintJob", ["nftOrigin", "periodEnd", "subscriptionStatus", "cancelAtPeriodEnd"]);
 
 /** `status` is text in the table; this store writes it only from a `MintJobStatus`. */
 function toJob(row: Parameters<typeof readJob>[0]): MintJob {
@@ -32,13 +45,37 @@ function toJob(row: Parameters<typeof readJob>[0]): MintJob {
   return { ...job, status: job.status as MintJobStatus };
 }
 
-/** Queues a mint, due now; `waitReason` records why it cannot run yet (no minting service here). */
-export async function enqueueMint(db: Kysely<Database>, job: { paymentId: string; userId: string; tier: string }, waitReason: string | null = null): Promise<void> {
+/** Queues a mint, due now, with the period paid for; `waitReason` records why it cannot run yet (no minting service here). */
+export async function enqueueMint(db: Kysely<Database>, job: { paymentId: string; userId: string; tier: string }, period: Period, waitReason: string | null = null): Promise<void> {
   const now = new Date();
   await db
     .insertInto("mintJob")
-    .values({ id: randomUUID(), ...job, status: "pending", attempts: 0, nextAttemptAt: now, lastError: waitReason, createdAt: now, updatedAt: now })
+    .values({ id: randomUUID(), ...job, ...period, status: "pending", attempts: 0, nextAttemptAt: now, lastError: waitReason, createdAt: now, updatedAt: now })
     .execute();
+}
+
+/**
+ * What Stripe reported about the subscription behind a payment's NFT. `periodEnd` only ever
+ * moves on (a paid invoice); a redelivered or late older event cannot shorten a period.
+ */
+export async function updatePeriod(db: Kysely<Database>, paymentId: string, change: Partial<Period>): Promise<boolean> {
+  const now = new Date();
+  const { periodEnd, ...state } = change;
+  let changed = false;
+  if (periodEnd) {
+    const result = await db
+      .updateTable("mintJob")
+      .set({ periodEnd, updatedAt: now })
+      .where("paymentId", "=", paymentId)
+      .where((eb) => eb.or([eb("periodEnd", "is", null), eb("periodEnd", "<", periodEnd)]))
+      .executeTakeFirst();
+    changed = Number(result.numUpdatedRows) > 0;
+  }
+  if (Object.keys(state).length) {
+    const result = await db.updateTable("mintJob").set({ ...state, updatedAt: now }).where("paymentId", "=", paymentId).executeTakeFirst();
+    changed ||= Number(result.numUpdatedRows) > 0;
+  }
+  return changed;
 }
 
 export async function findMintJobByPayment(db: Kysely<Database>, paymentId: string): Promise<MintJob | null> {
@@ -73,22 +110,27 @@ export async function claimDueJobs(db: Kysely<Database>, now: Date, lockMs: numb
 }
 
 /**
- * Of `origins`, those a completed mint job of `tier` produced: the tier NFTs this service
- * minted. An ordinal's origin never changes when it moves, so this holds for whoever has it now.
+ * Of `origins`, those a completed mint job of `tier` produced (the tier NFTs this service
+ * minted) whose period is current at `now`, with that period. An ordinal's origin never changes
+ * when it moves, so this holds for whoever has it now, for what is left of the period.
  */
-export async function mintedOrigins(db: Kysely<Database>, tier: string, origins: readonly string[]): Promise<Set<string>> {
+export async function currentOrigins(db: Kysely<Database>, tier: string, origins: readonly string[], now = new Date()): Promise<Map<string, Period>> {
   const wanted = [...new Set(origins)];
-  const minted = new Set<string>();
+  const minted = new Map<string, Period>();
   // In slices: the list is the user's own (up to 100 NFTs per wallet), kept well under bind-parameter limits.
   for (let i = 0; i < wanted.length; i += 500) {
     const rows = await db
       .selectFrom("mintJob")
-      .select("nftOrigin")
+      .select(["nftOrigin", "periodEnd", "subscriptionStatus", "cancelAtPeriodEnd"])
       .where("status", "=", "done")
       .where("tier", "=", tier)
+      .where("periodEnd", ">", now)
       .where("nftOrigin", "in", wanted.slice(i, i + 500))
       .execute();
-    for (const row of rows) minted.add(row.nftOrigin as string);
+    for (const row of rows) {
+      const job = readPeriod(row);
+      minted.set(job.nftOrigin as string, { periodEnd: job.periodEnd!, subscriptionStatus: job.subscriptionStatus, cancelAtPeriodEnd: job.cancelAtPeriodEnd ?? false });
+    }
   }
   return minted;
 }

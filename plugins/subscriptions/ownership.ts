@@ -18,6 +18,10 @@ export interface TierNft {
   nftOrigin: string;
   /** The connected wallet that holds it. */
   walletAddress: string;
+  /** The end of the period paid for; absent: the checker knows no period (it does not end). */
+  periodEnd?: Date;
+  /** Whether the subscription behind it is set to renew at `periodEnd`. */
+  renews?: boolean;
 }
 export interface TierOwnershipChecker {
   /** The user's NFT of `tier` in any connected wallet, or null. Throws when it cannot tell. */
@@ -37,6 +41,10 @@ export interface TierStatus {
   walletAddress?: string;
   /** When ownership was last checked (ISO 8601); present with an NFT. */
   lastVerified?: string;
+  /** When the paid period ends (ISO 8601): the tier falls back to `free` then unless it is renewed. */
+  periodEnd?: string;
+  /** Whether the subscription renews at `periodEnd` (false: cancelled, or over). */
+  renews?: boolean;
 }
 
 /** Writes the user's tier where better-auth keeps it (user row and cached sessions). */
@@ -70,7 +78,9 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
     const lastVerified = new Date().toISOString();
     for (const tier of PAID_TIERS_HIGHEST_FIRST) {
       const nft = await checker.ownsTierNft(userId, tier);
-      if (nft) return { tier, isActive: true, nftOrigin: nft.nftOrigin, walletAddress: nft.walletAddress, lastVerified };
+      if (!nft) continue;
+      const period = nft.periodEnd ? { periodEnd: nft.periodEnd.toISOString(), renews: nft.renews ?? false } : {};
+      return { tier, isActive: true, nftOrigin: nft.nftOrigin, walletAddress: nft.walletAddress, lastVerified, ...period };
     }
     return { tier: "free", isActive: true };
   }
@@ -90,17 +100,19 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
 
   /**
    * The user's tier from NFT ownership, reused for `ttlMs`. When the check fails, the last
-   * verified answer (however old) stands; with none, a 503 problem rather than a silent `free`.
+   * verified answer (however old) stands unless its period has ended (then `free`); with none, a 503 problem rather than a silent `free`.
    */
   async function status(userId: string): Promise<TierStatus> {
     const cached = cache.get(userId);
-    if (cached && Date.now() - cached.at < ttlMs) return cached.status;
+    const ended = cached?.status.periodEnd !== undefined && Date.parse(cached.status.periodEnd) <= Date.now();
+    // Reused for ttlMs, but never past the end of the period it shows.
+    if (cached && !ended && Date.now() - cached.at < ttlMs) return cached.status;
     let fresh: TierStatus;
     try {
       fresh = await derive(userId);
     } catch (err) {
       logger.warn("tier ownership check failed", { err, userId });
-      if (cached) return cached.status;
+      if (cached) return ended ? { tier: "free", isActive: true } : cached.status;
       throw problem(PROBLEM_CODES.OWNERSHIP_UNAVAILABLE, { headers: { "retry-after": "30" } });
     }
     remember(userId, fresh);
@@ -113,6 +125,10 @@ export function createTierService({ db, checker, logger, ttlMs = 5 * 60_000, max
       writeTier = writer;
     },
     status,
+    /** Drops the user's reused answer: a webhook changed a period they may hold. */
+    forget(userId: string) {
+      cache.delete(userId);
+    },
     /** The tier for enforcing limits: ownership when it can be checked, else the tier last recorded. */
     async tierOf(userId: string): Promise<TierId> {
       try {

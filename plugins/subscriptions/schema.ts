@@ -32,6 +32,10 @@ export const subscriptionSchema = {
       amountTotal: { type: "number", required: false },
       currency: { type: "string", required: false },
       paymentStatus: { type: "string", required: true },
+      /** The Stripe subscription a subscription-mode Checkout started: its invoices extend the period. */
+      subscriptionId: { type: "string", required: false, index: true },
+      /** The buyer's Stripe customer: whose billing the customer portal opens. */
+      customerId: { type: "string", required: false },
       /** `refunded` or `disputed`: someone must look at it; nothing is undone automatically. */
       flag: { type: "string", required: false },
       flagDetail: { type: "string", required: false },
@@ -56,6 +60,16 @@ export const subscriptionSchema = {
       lastError: { type: "string", required: false },
       walletAddress: { type: "string", required: false },
       nftOrigin: { type: "string", required: false },
+      /**
+       * The end of the period paid for (a month or a year; `invoice.paid` moves it on). The tier
+       * NFT counts while it is held and this is in the future; it stays with the NFT, so a holder
+       * after a transfer holds what is left of it. Null: no period recorded, the NFT counts for nobody.
+       */
+      periodEnd: { type: "date", required: false },
+      /** Stripe's status of the subscription behind it (active, past_due, canceled, ...), as last reported. */
+      subscriptionStatus: { type: "string", required: false },
+      /** The subscription ends at `periodEnd` (cancelled in the customer portal): no renewal follows. */
+      cancelAtPeriodEnd: { type: "boolean", required: false },
       completedAt: { type: "date", required: false },
       createdAt: { type: "date", required: true },
       updatedAt: { type: "date", required: true },

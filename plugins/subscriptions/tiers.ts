@@ -1,8 +1,8 @@
 /**
  * The subscription tiers (spec, "Limits": subscription tiers; "States and transitions":
  * `free`, `plus`, `pro`). One table: prices, features and the limits we enforce. Amounts are
- * in US dollars; what a buyer is charged is the Stripe price configured for the tier
- * (STRIPE_PRICE_*), these figures are what the account page and the API show.
+ * in US dollars; what a buyer is charged is the recurring Stripe price configured for the tier
+ * (STRIPE_PRICE_*, billed each month or year), these figures are what the account page and the API show.
  */
 export const TIER_IDS = ["free", "plus", "pro"] as const;
 export type TierId = (typeof TIER_IDS)[number];

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { OrdinalsIndexer } from "../wallet/ordinals.js";
 import { findHeldNft, type HeldNft } from "../wallet/ownership.js";
 import { findPrimaryOrdinalsWallet } from "../wallet/store.js";
-import { mintedOrigins } from "./mint-job-store.js";
+import { currentOrigins, type Period } from "./mint-job-store.js";
 import type { BuyerWallet } from "./minter.js";
 import type { TierOwnershipChecker } from "./ownership.js";
 import type { PaidTierId } from "./tiers.js";
@@ -34,15 +34,26 @@ export function walletTierOwnership(options: { db: Kysely<Database>; indexer: Or
       const collection = collections[tier];
       if (!collection) return null;
       const originOf = (held: HeldNft) => held.nft.origin?.outpoint;
+      let period: Period | undefined;
       const mintedByUs = async (candidates: HeldNft[]) => {
-        const minted = await mintedOrigins(db, tier, candidates.map(originOf).filter((o) => o !== undefined));
-        return candidates.find((held) => minted.has(originOf(held) ?? "")) ?? null;
+        const current = await currentOrigins(db, tier, candidates.map(originOf).filter((o) => o !== undefined));
+        // Of several current ones, the one paid furthest ahead.
+        let best: HeldNft | null = null;
+        for (const held of candidates) {
+          const p = current.get(originOf(held) ?? "");
+          if (p && (!period || p.periodEnd > period.periodEnd)) [best, period] = [held, p];
+        }
+        return best;
       };
       const held = await findHeldNft(db, indexer, userId, { collection }, mintedByUs);
-      return held ? { nftOrigin: originOf(held)!, walletAddress: held.walletAddress } : null;
+      if (!held || !period) return null;
+      return { nftOrigin: originOf(held)!, walletAddress: held.walletAddress, periodEnd: period.periodEnd, renews: renews(period) };
     },
   };
 }
+
+/** Whether Stripe will try to extend the period: a subscription that is not cancelled or over. */
+const renews = (period: Period) => !period.cancelAtPeriodEnd && ["active", "trialing", "past_due"].includes(period.subscriptionStatus ?? "");
 
 /** Mint jobs go to the primary wallet of the buyer's primary identity; with none, they wait. */
 export function primaryBuyerWallet(db: Kysely<Database>): BuyerWallet {

@@ -10,7 +10,8 @@ import { readJson, readQuery } from "../../lib/validate.js";
 import { findOwnedIdentity } from "../../plugins/bap-identity/store.js";
 import { eligibilityOf } from "./eligibility.js";
 import { issueCertificate, type IssuableType } from "../../plugins/certificates/issuance.js";
-import { progressRevocation, revocationView, RevocationUnavailable, type RevocationChain } from "../../plugins/certificates/revocation.js";
+import { progressRevocation, revocationView, RevocationFundingFailed, RevocationUnavailable, type RevocationChain } from "../../plugins/certificates/revocation.js";
+import type { Logger } from "../../lib/logger.js";
 import { findCertificate, listCertificatesOfSubject, moveRevocation, type IssuedCertificate } from "../../plugins/certificates/store.js";
 import { signedIn, type RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -19,11 +20,12 @@ import type { Database } from "../../lib/db/tables.js";
  * Certificates (spec "Certificates and domain verification"), mounted at /api/certificates:
  *
  *   POST /signCertificate        BRC-52 issuance over BRC-103 mutual authentication; off unless
- *                                CERTIFICATE_ISSUANCE_ENABLED (then 503, saying so)
+ *                                CERTIFICATE_ISSUANCE_ENABLED and a revocation chain is configured
+ *                                (CERTIFICATE_FUNDING_KEY): 503, saying which
  *   GET  /status/{serialNumber}  public, no-store: the certificate's revocation state
  *   POST /revoke/{serialNumber}  the subject, over mutual authentication: starts (or advances) revocation
  *   GET  /issued                 the authenticated peer's own certificates (serials, types, revocation)
- *   GET  /readiness              always 503, status `disabled` or `protected`
+ *   GET  /readiness              always 503 (spec, Errors 9), status `disabled` or `protected`
  *   GET  /eligibility?bapId      signed-in owner: which catalog types the identity could get
  *
  * The wallet-binding routes are routes/certificates/wallet-binding.ts, mounted under /wallet-binding.
@@ -36,6 +38,8 @@ export interface CertificateRouteDeps {
   /** Confirmations after which a revocation is final (CERTIFICATE_REVOCATION_DEPTH). */
   revocationDepth: number;
   chain: RevocationChain;
+  /** Why an outpoint could not be funded goes to the log, never to the caller. */
+  logger: Logger;
   /** The types this server attests, by type ID (plugins/certificates/issuance.ts). */
   types: ReadonlyMap<string, IssuableType>;
 }
@@ -52,11 +56,15 @@ const Serial = v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/_-]{1,88}={0,2}$/, "must
 const peerOnly = (c: C, next: () => Promise<void>) => c.var.deps.mutualAuth.requirePeer(c as never, next);
 
 async function signCertificate(c: C) {
-  const { db, mutualAuth, issuanceEnabled, types, chain } = c.var.deps;
+  const { db, mutualAuth, issuanceEnabled, types, chain, logger } = c.var.deps;
   if (!issuanceEnabled) throw problem(PROBLEM_CODES.CERTIFICATE_ISSUANCE_DISABLED, { detail: "Certificate issuance is disabled on this server (CERTIFICATE_ISSUANCE_ENABLED=false)." });
   const { value } = await readJson(c, SigningRequest);
   const issued = await issueCertificate({ db, wallet: mutualAuth.wallet, certifier: mutualAuth.identityKey, types, chain }, c.var.peer.identityKey, value).catch((err: unknown) => {
-    if (err instanceof RevocationUnavailable) throw problem(PROBLEM_CODES.CERTIFICATE_ISSUANCE_DISABLED, { detail: "Certificate issuance needs a funded revocation outpoint, and no revocation broadcaster is configured." });
+    if (err instanceof RevocationUnavailable) throw problem(PROBLEM_CODES.CERTIFICATE_ISSUANCE_DISABLED, { detail: "Certificate issuance needs a funded revocation outpoint, and no revocation broadcaster is configured (CERTIFICATE_FUNDING_KEY)." });
+    if (err instanceof RevocationFundingFailed) {
+      logger.warn("revocation outpoint not funded", { reason: err.message });
+      throw problem(PROBLEM_CODES.REVOCATION_FUNDING_UNAVAILABLE, { headers: { "retry-after": "30" } });
+    }
     throw err;
   });
   return c.json(issued);
@@ -124,12 +132,14 @@ function readiness(c: C) {
 export const EligibilityQuery = v.object({ bapId: v.pipe(v.string(), v.regex(BAP_ID_PATTERN, "must be a BAP identity key")) });
 
 async function eligibility(c: C) {
-  const { db, issuanceEnabled, types } = c.var.deps;
+  const { db, issuanceEnabled, types, chain } = c.var.deps;
   const { bapId } = readQuery(c, EligibilityQuery);
   const user = c.var.session.user;
   if (!(await findOwnedIdentity(db, user.id, bapId))) throw problems.notFound("You have no BAP identity with that bapId.");
-  const issuable = new Set(issuanceEnabled ? [...types.values()].map((t) => t.key) : []);
-  return c.json({ bapId, issuanceEnabled, types: await eligibilityOf(db, { id: user.id, emailVerified: Boolean(user.emailVerified) }, bapId, issuable) });
+  // Issuing needs the switch and a chain to fund the revocation outpoint (readiness `protected`).
+  const issuing = issuanceEnabled && chain.enabled;
+  const issuable = new Set(issuing ? [...types.values()].map((t) => t.key) : []);
+  return c.json({ bapId, issuanceEnabled, types: await eligibilityOf(db, { id: user.id, emailVerified: Boolean(user.emailVerified) }, bapId, issuable, issuing) });
 }
 
 export const certificateRoutes = new Hono<CertEnv>()

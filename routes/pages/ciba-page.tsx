@@ -1,3 +1,4 @@
+import { sectionHref } from "./account/pages.js";
 import { ScopeList } from "./consent-page.js";
 import { DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
 
@@ -72,7 +73,7 @@ export function CibaGonePage() {
       <h1>Request not found</h1>
       <p>This request does not exist, was answered already, or has expired. Nothing more to do here.</p>
       <p>
-        <a href="/account#approvals">Your pending requests</a>
+        <a href={sectionHref("approvals")}>Your pending requests</a>
       </p>
     </Layout>
   );

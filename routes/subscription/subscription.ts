@@ -9,6 +9,7 @@ import { readJson } from "../../lib/validate.js";
 import { PROBLEM_CODES } from "../../lib/problem-codes.js";
 import { startCheckout } from "../../plugins/subscriptions/checkout.js";
 import type { TierService } from "../../plugins/subscriptions/ownership.js";
+import { openPortal } from "../../plugins/subscriptions/portal.js";
 import { verifyWebhook } from "../../plugins/subscriptions/stripe.js";
 import { INTERVALS, PAID_TIER_IDS } from "../../plugins/subscriptions/tiers.js";
 import { handleStripeEvent } from "../../plugins/subscriptions/webhook.js";
@@ -16,7 +17,7 @@ import { signedIn, type RouteDeps, type RouteEnv } from "../middleware.js";
 import type { Database } from "../../lib/db/tables.js";
 
 /**
- * Spec, "Subscription": checkout (Stripe Checkout), status (from NFT ownership) and the
+ * Spec, "Subscription": checkout (Stripe Checkout of a subscription), the customer portal, status (from NFT ownership and its period) and the
  * Stripe webhook (spec, "Events"). Errors 8: checkout answers 400 for a missing field, an
  * unknown tier, an invalid interval or a price that is not configured, 401 without a session.
  */
@@ -47,6 +48,11 @@ async function createCheckout(c: Ctx) {
   return c.json(await startCheckout(c.var.deps, c.var.session.user, body.tierId, body.interval));
 }
 
+/** POST /api/subscription/portal -> {url} of a Stripe customer portal session (cancel, change plan or card). */
+async function createPortal(c: Ctx) {
+  return c.json(await openPortal(c.var.deps, c.var.session.user.id));
+}
+
 /** GET /api/subscription/status (also {base_url}/subscription/status for the published client). */
 async function subscriptionStatus(c: Ctx) {
   return c.json(await c.var.deps.tiers.status(c.var.session.user.id));
@@ -58,7 +64,7 @@ async function subscriptionStatus(c: Ctx) {
  * shows it and retries), a handled or redelivered one 200.
  */
 async function receiveWebhook(c: Ctx) {
-  const { db, settings, logger, mintWaitReason, onMintQueued } = c.var.deps;
+  const { db, settings, logger, mintWaitReason, onMintQueued, stripe, tiers } = c.var.deps;
   if (!settings.webhookSecret) throw problem(PROBLEM_CODES.WEBHOOK_NOT_CONFIGURED);
   const signature = c.req.header("stripe-signature");
   if (!signature) throw invalidSignature("The Stripe-Signature header is missing.");
@@ -70,8 +76,10 @@ async function receiveWebhook(c: Ctx) {
     if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw invalidSignature("The Stripe-Signature does not match this body, or its timestamp is too old.");
     throw problems.badRequest("The webhook body is not a Stripe event.");
   }
-  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason });
+  const outcome = await handleStripeEvent(db, event, { logger, mintWaitReason, stripe, prices: settings.prices });
   if (outcome.mintQueued) onMintQueued();
+  // The buyer's next answer is checked afresh (another holder of the NFT sees the change within the tier cache's time).
+  for (const userId of outcome.users) tiers.forget(userId);
   return c.json({ received: true, ...(outcome.duplicate ? { duplicate: true } : {}) });
 }
 
@@ -85,6 +93,7 @@ export const SUBSCRIPTION_MAX_BODY_BYTES = 256 * 1024;
 /** The subscription family (app.ts): /api/subscription, no-store. */
 export const subscriptionRoutes = new Hono<SubscriptionEnv>()
   .post("/checkout", signedIn, createCheckout)
+  .post("/portal", signedIn, createPortal)
   .get("/status", signedIn, subscriptionStatus)
   .post("/webhook", receiveWebhook);
 

@@ -15,6 +15,8 @@ export interface Target {
   introspectors?: { basic: string; accessToken: string }[];
   /** The session cookie get-session reads (ours only). */
   cookie?: string;
+  /** When given, get-session requests carry these sessions' cookies in turn. */
+  cookies?: string[];
   /** Refresh chains for one round, and the Basic credentials of the client they belong to. */
   refreshBasic: string;
   refreshTokens: string[];
@@ -42,12 +44,15 @@ export function scenarios(t: Target): Scenario[] {
     list.push({
       name: "get-session",
       path: t.paths.getSession,
-      options: { method: "GET", headers: { cookie: t.cookie } },
+      // autocannon sends a connection's requests in turn, so each connection rotates over the sessions.
+      options: { requests: (t.cookies?.length ? t.cookies : [t.cookie]).map((cookie) => ({ method: "GET", path: t.paths.getSession!, headers: { cookie } })) as any },
       verify: (b) => b.includes('"session"') && b.includes('"user"'),
     });
   }
   if (t.paths.userinfo) {
-    list.push({ name: "userinfo", path: t.paths.userinfo, options: { method: "GET", headers: { authorization: `Bearer ${t.accessToken}` } }, verify: (b) => b.includes('"sub"') });
+    // The introspecting clients' access tokens in turn: one token past the shipped 5,000 a second meets its limit.
+    const bearers = (t.introspectors?.length ? t.introspectors : [{ accessToken: t.accessToken }]).map(({ accessToken }) => ({ method: "GET", path: t.paths.userinfo!, headers: { authorization: `Bearer ${accessToken}` } }));
+    list.push({ name: "userinfo", path: t.paths.userinfo, options: { requests: bearers as any }, verify: (b) => b.includes('"sub"') });
   }
   list.push(
     {

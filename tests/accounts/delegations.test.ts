@@ -14,7 +14,7 @@ const server = useTestServer();
 const browser = useBrowser();
 
 async function accountPage(target: TestServer, cookie: string): Promise<string> {
-  const res = await fetch(`${target.url}/account`, { headers: { cookie } });
+  const res = await fetch(`${target.url}/account/apps`, { headers: { cookie } });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -43,7 +43,7 @@ describe("agents acting for the person, on the account page", () => {
     const fromMail = (await exchange(mail, grant.accessToken, { resource: mcp(server) })).access_token;
 
     const page = await browser.page();
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/apps`);
     await signInThroughPage(page, grant.person);
     const row = page.locator(`section#apps tr[data-client-id="${grant.app.client_id}"]`);
     await expect(row.locator(`li[data-agent-id="${calendar.id}"]`).textContent()).resolves.toContain("Calendar Agent");
@@ -68,7 +68,7 @@ describe("agents acting for the person, on the account page", () => {
     const agent = await registerAgent(server);
     const delegated = (await exchange(agent, other.accessToken, { resource: mcp(server) })).access_token;
     const res = await postAccountForm(server, "/account/apps/agents/revoke", grant.person.cookie, { client_id: other.app.client_id, agent_id: agent.id });
-    expect(res.headers.get("location")).toBe("/account?error=NOT_FOUND#apps");
+    expect(res.headers.get("location")).toBe("/account/apps?error=NOT_FOUND#apps");
     expect((await introspect(server, agent, delegated)).json.active).toBe(true);
   });
 });

@@ -40,7 +40,7 @@ const memberRow = (organizationId: string, userId: string) => server.db.selectFr
 
 async function createOrganization(page: Page, base: string) {
   const name = `${base} ${RUN}`;
-  await page.goto(`${server.url}/account`);
+  await page.goto(`${server.url}/account/organizations`);
   await fillByLabel(page, "Organization name", name);
   await submitWith(page, "Create organization");
   expect(new URL(page.url()).searchParams.get("notice")).toBe("organization-created");
@@ -86,6 +86,7 @@ describe("organizations", () => {
     await signInThroughPage(page, invitee);
     expect(new URL(page.url()).pathname).toBe(new URL(link).pathname);
     await submitWith(page, "Accept");
+    expect(new URL(page.url()).pathname).toBe("/account/organizations");
     expect(new URL(page.url()).searchParams.get("notice")).toBe("invitation-accepted");
     await expect(page.locator(`article[data-organization-id="${org.id}"] h3`).first().textContent()).resolves.toMatch(/you are member/);
 
@@ -106,7 +107,7 @@ describe("organizations", () => {
     const accept = await server.api("/api/auth/organization/accept-invitation", { cookie: member.cookie, body: { invitationId: decodeURIComponent(invitationLink(member.email).split("/").at(-1)!) } });
     expect(accept.status).toBe(200);
 
-    await ownerPage.goto(`${server.url}/account`);
+    await ownerPage.goto(`${server.url}/account/organizations`);
     const article = ownerPage.locator(`article[data-organization-id="${org.id}"]`);
     await article.getByLabel(`Role of ${member.email}`, { exact: true }).selectOption("admin");
     await Promise.all([ownerPage.waitForNavigation(), article.getByRole("button", { name: "Change role", exact: true }).click()]);
@@ -120,6 +121,7 @@ describe("organizations", () => {
     expect(await memberRow(org.id, owner.user.id)).toBeDefined();
 
     const memberPage = await signedInPage(member);
+    await memberPage.goto(`${server.url}/account/organizations`);
     await submitWith(memberPage, `Leave organization ${named(org)}`);
     expect(new URL(memberPage.url()).searchParams.get("notice")).toBe("organization-left");
     expect(await memberRow(org.id, member.user.id)).toBeUndefined();
@@ -147,7 +149,8 @@ describe("organizations", () => {
     // With a verified address, the invitation is listed on the account page too; decline it there.
     await server.db.updateTable("user").set({ emailVerified: true }).where("id", "=", invitee.user.id).execute();
     const inviteePage = await signedInPage(invitee);
-    const listed = inviteePage.locator(`#organizations li[data-invitation-id="${invitationId}"]`);
+    await inviteePage.goto(`${server.url}/account/organizations`);
+    const listed = inviteePage.locator(`section#organizations li[data-invitation-id="${invitationId}"]`);
     await expect(listed.textContent()).resolves.toContain(`${named(org)} invites you as member`);
     await Promise.all([inviteePage.waitForNavigation(), listed.getByRole("button", { name: "Decline", exact: true }).click()]);
     expect(new URL(inviteePage.url()).searchParams.get("notice")).toBe("invitation-declined");

@@ -30,11 +30,13 @@ describe("passkeys in the browser", () => {
     const person = await signUpThroughPage(page);
     expect(new URL(page.url()).pathname).toBe("/");
 
-    // Register: the account page's "Add a passkey" (JavaScript and WebAuthn).
+    // Register: the profile and security page's "Add a passkey" (JavaScript and WebAuthn).
+    await page.goto(`${server.url}/account/security`);
     const add = page.locator("#passkey-add");
     await add.waitFor({ state: "visible" });
     await fillByLabel(page, "Name for the new passkey", "Test laptop");
     await Promise.all([page.waitForURL((u) => u.searchParams.get("notice") === "passkey-added"), page.getByRole("button", { name: "Add a passkey", exact: true }).click()]);
+    expect(new URL(page.url()).pathname).toBe("/account/security");
     await expect(page.locator("#passkeys").textContent()).resolves.toContain("Test laptop");
     const [stored] = await passkeysOf(person.userId);
     expect(stored).toMatchObject({ name: "Test laptop", userId: person.userId });
@@ -82,6 +84,7 @@ describe("passkeys in the browser", () => {
   it("a passkey the server does not know signs no one in", async () => {
     const { page } = await browser.pageWithAuthenticator();
     const person = await signUpThroughPage(page);
+    await page.goto(`${server.url}/account/security`);
     await page.locator("#passkey-add").waitFor({ state: "visible" });
     await Promise.all([page.waitForURL((u) => u.searchParams.get("notice") === "passkey-added"), page.getByRole("button", { name: "Add a passkey", exact: true }).click()]);
     // The server forgets it; the authenticator still has it.
@@ -142,7 +145,7 @@ describe("deleting passkeys keeps a way to sign in", () => {
     const context = await browser.context({ javaScriptEnabled: false });
     await addCookies(context, person.cookie, server.url);
     const page = await context.newPage();
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/security`);
     await submitWith(page, "Delete Last key");
     expect(new URL(page.url()).searchParams.get("error")).toBe("LAST_SIGN_IN_METHOD");
     await expect(page.getByRole("alert").textContent()).resolves.toMatch(/last way to sign in/i);

@@ -326,6 +326,72 @@ describe("sign-in through an upstream OpenID provider", () => {
   });
 });
 
+describe("form-post callbacks (POST /api/auth/callback/{id}, as Sign in with Apple answers)", () => {
+  it("takes the provider's answer as a form POST to the callback, moves it to a GET of the same callback and signs the person in", async () => {
+    const user = upstreamUser();
+    // The auto-submitting form needs JavaScript, as at Apple.
+    const page = await freshPage({ javaScript: true });
+    // The flow starts as the sign-in button starts it (state cookie in this browser), asking the
+    // upstream for response_mode=form_post (Apple's only mode when scopes are asked for).
+    const started = await startSocial();
+    // As our Set-Cookie has them: HttpOnly, SameSite=Lax (so a cross-site POST does not carry them).
+    await page.context().addCookies(started.cookie.split("; ").map((pair) => ({ name: pair.split("=")[0]!, value: pair.slice(pair.indexOf("=") + 1), url: server.url, httpOnly: true, sameSite: "Lax" as const })));
+    started.url.searchParams.set("response_mode", "form_post");
+    const posts: { url: URL; body: URLSearchParams }[] = [];
+    const seen = navigations(page);
+    page.on("request", (request) => {
+      if (request.method() === "POST" && request.isNavigationRequest()) posts.push({ url: new URL(request.url()), body: new URLSearchParams(request.postData() ?? "") });
+    });
+    await page.goto(started.url.href);
+    await signInAtUpstream(page, user.sub);
+    await page.waitForURL((url) => url.origin === server.url && !url.pathname.startsWith("/api/auth/callback"));
+
+    // The code and state came as a form POST to our callback, not in a query string...
+    const post = posts.find((p) => p.url.origin === server.url && p.url.pathname === `/api/auth/callback/${PROVIDER}`);
+    expect(post).toBeDefined();
+    expect(post!.url.search).toBe("");
+    expect(post!.body.get("code")).toBeTruthy();
+    expect(post!.body.get("state")).toBe(started.state);
+    // ...and were moved to a GET of the same callback, where the (SameSite=Lax) state cookie is sent.
+    const get = seen.find((u) => u.origin === server.url && u.pathname === `/api/auth/callback/${PROVIDER}` && u.searchParams.has("code"));
+    expect(get?.searchParams.get("state")).toBe(post!.body.get("state"));
+    const session = await sessionOf(page);
+    expect(session?.user).toMatchObject({ email: user.email, emailVerified: true });
+    expect(await accountsOf(session!.user.id)).toEqual([expect.objectContaining({ providerId: PROVIDER, accountId: user.sub })]);
+  });
+
+  it("refuses a forged form POST: no session, the error named on the GET it is moved to", async () => {
+    const started = await startSocial();
+    // A cross-site form POST carries no SameSite=Lax cookie; the GET it is moved to does.
+    const res = await fetch(`${server.url}/api/auth/callback/${PROVIDER}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: upstream.issuer },
+      body: new URLSearchParams({ code: "forged-code", state: started.state }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(302);
+    expect(hasSessionCookie(res.headers)).toBe(false);
+    const moved = new URL(res.headers.get("location")!, server.url);
+    expect(moved.pathname).toBe(`/api/auth/callback/${PROVIDER}`);
+    const followed = await fetch(moved, { headers: { cookie: started.cookie }, redirect: "manual" });
+    expect(followed.status).toBe(302);
+    expect(hasSessionCookie(followed.headers)).toBe(false);
+    expect(new URL(followed.headers.get("location")!, server.url).searchParams.get("error")).toBe("invalid_code");
+  });
+
+  it("refuses a form POST that carries our cookies from an origin we do not trust (403), before reading it", async () => {
+    const started = await startSocial();
+    const res = await fetch(`${server.url}/api/auth/callback/${PROVIDER}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", cookie: started.cookie },
+      body: new URLSearchParams({ code: "forged-code", state: started.state }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(403);
+    expect(hasSessionCookie(res.headers)).toBe(false);
+  });
+});
+
 describe("forged and mismatched callbacks", () => {
   async function callback(query: Record<string, string>, cookie?: string) {
     const res = await fetch(`${server.url}/api/auth/callback/${PROVIDER}?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {}, redirect: "manual" });

@@ -28,7 +28,7 @@ async function openBackupForm(page: Page) {
 
 /** Turns two-factor on through the account page; returns the secret (read off the setup page) and the backup codes shown. */
 async function enableThroughAccountPage(page: Page, password: string) {
-  await page.goto(`${server.url}/account`);
+  await page.goto(`${server.url}/account/security`);
   const section = page.locator("#two-factor");
   await expect(section.textContent()).resolves.toContain("Off.");
   await section.getByLabel("Password", { exact: true }).fill(password);
@@ -76,7 +76,7 @@ describe("two-factor sign-in through the pages", () => {
     const row = await server.db.selectFrom("user").select(["twoFactorEnabled"]).where("id", "=", person.user.id).executeTakeFirstOrThrow();
     expect(Boolean(row.twoFactorEnabled)).toBe(true);
     // The setup browser's session survived the switch (better-auth replaced it and the page passed the cookie on).
-    await setup.goto(`${server.url}/account`);
+    await setup.goto(`${server.url}/account/security`);
     await expect(setup.locator("#two-factor").textContent()).resolves.toContain("On.");
 
     // An app sends a signed-out browser to authorize.
@@ -139,7 +139,7 @@ describe("two-factor sign-in through the pages", () => {
     await expect(again.getByRole("alert").textContent()).resolves.toMatch(/not right/i);
 
     // New codes from the account page (password required); an unused old one stops working.
-    await setup.goto(`${server.url}/account`);
+    await setup.goto(`${server.url}/account/security`);
     await setup.locator("#two-factor").getByLabel("Password", { exact: true }).first().fill(person.password);
     await submitWith(setup, "Make new backup codes");
     await expect(setup.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Your new backup codes");
@@ -163,7 +163,7 @@ describe("two-factor sign-in through the pages", () => {
     await signInThroughPage(page, person);
     await enableThroughAccountPage(page, person.password);
 
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/security`);
     await page.locator("#tf-disable-password").fill("not my password");
     await submitWith(page, "Turn off two-factor");
     expect(new URL(page.url()).searchParams.get("error")).toBe("INVALID_PASSWORD");

@@ -40,12 +40,12 @@ async function personWithAgent(capabilities: string[]) {
   return { person, hostId, agent, grantOf };
 }
 
-/** A browser signed in as `person`, on the account page. */
+/** A browser signed in as `person`, on the account page that holds the agents section. */
 async function accountPage(person: { email: string; password: string }): Promise<Page> {
   const page = await browser.page();
-  await page.goto(`${server.url}/account`);
+  await page.goto(`${server.url}/account/apps`);
   await signInThroughPage(page, person);
-  expect(new URL(page.url()).pathname).toBe("/account");
+  expect(new URL(page.url()).pathname).toBe("/account/apps");
   return page;
 }
 
@@ -121,13 +121,13 @@ describe("account page: agents", () => {
     for (const [path, body] of [["/agents/pause", { agent_id: agent.id }], ["/hosts/revoke", { host_id: hostId }]] as const) {
       const res = await post(path, stranger.cookie, form(body));
       expect(res.status).toBe(303);
-      expect(res.headers.get("location")).toBe("/account?error=NOT_FOUND#agents");
+      expect(res.headers.get("location")).toBe("/account/apps?error=NOT_FOUND#agents");
     }
     expect((await execute(agent, "profile.read")).status).toBe(200);
 
     // A change that no longer applies (resuming an active agent) says so.
     const stale = await post("/agents/resume", person.cookie, form({ agent_id: agent.id }));
-    expect(stale.headers.get("location")).toBe("/account?error=INVALID_STATE#agents");
+    expect(stale.headers.get("location")).toBe("/account/apps?error=INVALID_STATE#agents");
 
     // The owner revokes the host from the page: the agent on it goes too.
     const page = await accountPage(person);
@@ -137,7 +137,7 @@ describe("account page: agents", () => {
     await expect(agentsSection(page).locator(`article[data-agent-id="${agent.id}"] h3 [data-status]`).textContent()).resolves.toBe("revoked");
     expect((await execute(agent, "profile.read")).json.error).toBe("agent_revoked");
     // Unknown notice keys are not echoed; only the fixed words appear.
-    await page.goto(`${server.url}/account?notice=agent-owned#agents`);
+    await page.goto(`${server.url}/account/apps?notice=agent-owned#agents`);
     expect(await page.locator("p.notice").count()).toBe(0);
   });
 });

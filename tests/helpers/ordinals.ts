@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:http";
 /**
  * A local stand-in for the 1Sat ordinals indexer: `GET /api/txos/address/{address}/unspent`
  * answers what a test scripted for that address (its outputs, an error status, silence past
- * the deadline, a body of the wrong shape), and counts the requests per address.
+ * the deadline, a body of the wrong shape), and counts the requests per address;
+ * `GET /api/blocks/tip` answers `{hash, height}` with the height `setTip` gave (or `tip()` reads).
  */
 export type Script =
   | { kind: "ok"; txos: unknown[] }
@@ -24,12 +25,15 @@ export function txo(owner: string, opts: { origin?: string; collectionId?: strin
   return { ...base, origin: { outpoint: opts.origin ?? outpoint, nonce: 1, num: "870000:12:0", data: { insc: { file: { hash: "ab", size: 10, type: "image/png" } }, map } } };
 }
 
-export async function startIndexer() {
+export async function startIndexer(options: { tip?: () => number } = {}) {
+  let tipHeight = 870_000;
+  const tip = options.tip ?? (() => tipHeight);
   const scripts = new Map<string, Script>();
   const hits = new Map<string, number>();
   const queries: URLSearchParams[] = [];
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://indexer");
+    if (url.pathname === "/api/blocks/tip") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hash: "00".repeat(32), height: tip(), version: 1 }));
     const match = /^\/api\/txos\/address\/([^/]+)\/unspent$/.exec(url.pathname);
     if (!match) return void res.writeHead(404).end();
     const address = decodeURIComponent(match[1]!);
@@ -57,6 +61,9 @@ export async function startIndexer() {
   return {
     url: `http://127.0.0.1:${port}`,
     script: (addr: string, s: Script) => scripts.set(addr, s),
+    setTip: (height: number) => {
+      tipHeight = height;
+    },
     hits: (addr: string) => hits.get(addr) ?? 0,
     queries,
     close: () => new Promise<void>((resolve) => {

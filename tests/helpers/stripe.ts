@@ -19,36 +19,80 @@ async function listen(server: Server): Promise<string> {
 
 const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
+/** Unix seconds, as Stripe writes times. */
+export const unix = (date: Date | number) => Math.floor((typeof date === "number" ? date : date.getTime()) / 1000);
+const stripeId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
+
 /**
- * A local stand-in for the part of Stripe's API we call (POST /v1/checkout/sessions), spoken
- * to by the real SDK through STRIPE_API_BASE_URL. Form bodies are kept flat as the SDK sends
- * them (`line_items[0][price]`). Prices it does not know answer Stripe's 400 error shape.
+ * A local stand-in for the parts of Stripe's API we call, spoken to by the real SDK through
+ * STRIPE_API_BASE_URL: Checkout sessions (POST /v1/checkout/sessions; `mode: subscription` takes
+ * only recurring prices, `mode: payment` only one-time ones, as Stripe checks), subscriptions
+ * (GET /v1/subscriptions/:id), invoices (GET /v1/invoices/:id) and the customer portal
+ * (POST /v1/billing_portal/sessions). Form bodies are kept flat as the SDK sends them
+ * (`line_items[0][price]`). What it does not know answers Stripe's error shape.
+ *
+ * Stripe's side of the story is played by the test: `pay` (the buyer paid a subscription
+ * Checkout: a customer, a subscription and its first invoice), `renew` (the next invoice paid),
+ * `failPayment`, `cancel` (at period end, as the customer portal does) and `end` (the
+ * subscription is over); each answers the object the matching webhook event carries.
  * `checkoutPage`: each session's url is a page on the stand-in that redirects to its success_url
- * (a buyer who paid), for browser tests; otherwise an address on Stripe's pattern that goes nowhere.
+ * (a buyer who paid), and each portal session's url one that redirects to its return_url, for
+ * browser tests; otherwise an address on Stripe's pattern that goes nowhere.
  */
-export async function startStripeStandIn(options: { secretKey: string; prices: string[]; checkoutPage?: boolean }) {
+export async function startStripeStandIn(options: { secretKey: string; prices: string[]; oneTimePrices?: string[]; checkoutPage?: boolean }) {
   const checkouts: Array<Record<string, string>> = [];
+  const portalSessions: Array<Record<string, string>> = [];
+  const sessions = new Map<string, Record<string, unknown>>();
+  const subscriptions = new Map<string, StandInSubscription>();
+  const invoices = new Map<string, Record<string, unknown>>();
+  const customers = new Set<string>();
   const successUrls = new Map<string, string>();
+  const oneTime = options.oneTimePrices ?? [];
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBytes(6).toString("hex")}` });
       res.end(JSON.stringify(body));
     };
+    const invalid = (message: string, param?: string, code?: string) => send(400, { error: { type: "invalid_request_error", message, ...(param ? { param } : {}), ...(code ? { code } : {}) } });
+    const missing = (what: string, id: string) => send(404, { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}: '${id}'` } });
     // With `checkoutPage`, the session's url is a page here that "pays" at once: straight back to its success_url.
-    const page = /^\/c\/pay\/(cs_test_[0-9a-f]+)$/.exec(req.url ?? "");
+    const page = /^\/(?:c\/pay|p\/session)\/((?:cs_test|bps)_[0-9a-f]+)$/.exec(req.url ?? "");
     if (req.method === "GET" && page) {
       const back = successUrls.get(page[1]!);
       return back ? void res.writeHead(303, { location: back }).end() : void res.writeHead(404).end();
     }
     const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
     if (req.headers.authorization !== `Bearer ${options.secretKey}`) return send(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
-    if (req.method !== "POST" || req.url !== "/v1/checkout/sessions") return send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${req.method}: ${req.url})` } });
+    const path = (req.url ?? "").split("?")[0]!;
+    const got = /^\/v1\/(subscriptions|invoices)\/([A-Za-z0-9_]+)$/.exec(path);
+    if (req.method === "GET" && got) {
+      const found = got[1] === "subscriptions" ? subscriptions.get(got[2]!) : invoices.get(got[2]!);
+      return found ? send(200, found) : missing(got[1] === "subscriptions" ? "subscription" : "invoice", got[2]!);
+    }
+    if (req.method === "POST" && path === "/v1/billing_portal/sessions") {
+      const customer = form.customer;
+      if (!customer) return invalid("Missing required param: customer.", "customer", "parameter_missing");
+      if (!customers.has(customer)) return invalid(`No such customer: '${customer}'`, "customer", "resource_missing");
+      portalSessions.push(form);
+      const id = stripeId("bps");
+      if (form.return_url) successUrls.set(id, form.return_url);
+      const portalUrl = options.checkoutPage ? `${url}/p/session/${id}` : `https://billing.stripe.test/p/session/${id}`;
+      return send(200, { id, object: "billing_portal.session", customer, return_url: form.return_url ?? null, url: portalUrl, livemode: false, created: unix(Date.now()) });
+    }
+    if (req.method !== "POST" || path !== "/v1/checkout/sessions") return send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${req.method}: ${req.url})` } });
     const price = form["line_items[0][price]"];
-    if (!price || !options.prices.includes(price)) return send(400, { error: { type: "invalid_request_error", code: "resource_missing", param: "line_items[0][price]", message: `No such price: '${price}'` } });
+    const recurring = Boolean(price && options.prices.includes(price));
+    if (!price || (!recurring && !oneTime.includes(price))) return invalid(`No such price: '${price}'`, "line_items[0][price]", "resource_missing");
+    if (form.mode === "subscription" && !recurring) return invalid("The price specified is set to `type=one_time` but this field only accepts prices with `type=recurring`.", "line_items[0][price]");
+    if (form.mode === "payment" && recurring) return invalid("You specified `payment` mode but passed a recurring price.", "line_items[0][price]");
+    if (form.mode === "payment" && form["subscription_data[metadata][tier]"]) return invalid("subscription_data can only be used in subscription mode.", "subscription_data");
+    if (form.mode === "subscription" && Object.keys(form).some((k) => k.startsWith("payment_intent_data"))) return invalid("You can not pass `payment_intent_data` in `subscription` mode.", "payment_intent_data");
+    if (form.customer && !customers.has(form.customer)) return invalid(`No such customer: '${form.customer}'`, "customer", "resource_missing");
+    if (form.customer && form.customer_email) return invalid("You may only specify one of these parameters: customer, customer_email.", "customer_email");
     checkouts.push(form);
     const id = `cs_test_${randomBytes(12).toString("hex")}`;
     if (form.success_url) successUrls.set(id, form.success_url);
-    send(200, {
+    const session = {
       id,
       object: "checkout.session",
       mode: form.mode,
@@ -56,13 +100,140 @@ export async function startStripeStandIn(options: { secretKey: string; prices: s
       success_url: form.success_url,
       cancel_url: form.cancel_url,
       client_reference_id: form.client_reference_id ?? null,
+      customer: form.customer ?? null,
+      customer_email: form.customer_email ?? null,
       metadata: { userId: form["metadata[userId]"], tier: form["metadata[tier]"], interval: form["metadata[interval]"] },
+      subscription: null,
+      payment_intent: null,
+      amount_total: form["metadata[tier]"] === "pro" ? 5000 : 1000,
+      currency: "usd",
       payment_status: "unpaid",
       status: "open",
-    });
+    };
+    sessions.set(id, { ...session, price, subscriptionMetadata: { userId: form["subscription_data[metadata][userId]"], tier: form["subscription_data[metadata][tier]"], interval: form["subscription_data[metadata][interval]"] } });
+    send(200, session);
   });
   const url = await listen(server);
-  return { url, checkouts, close: () => close(server) };
+
+  /** A paid invoice of `sub` for the period up to its current end, kept for GET /v1/invoices/:id. */
+  function invoiceOf(sub: StandInSubscription, start: number, status: "paid" | "open", reason: string) {
+    const item = sub.items.data[0]!;
+    const id = stripeId("in");
+    const invoice = {
+      id,
+      object: "invoice",
+      customer: sub.customer,
+      status,
+      billing_reason: reason,
+      amount_paid: status === "paid" ? 1000 : 0,
+      currency: "usd",
+      attempted: true,
+      parent: { type: "subscription_details", quote_details: null, subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+      lines: { object: "list", has_more: false, data: [{ id: stripeId("il"), object: "line_item", period: { start, end: item.current_period_end }, pricing: { price_details: { price: item.price.id } } }] },
+    };
+    invoices.set(id, invoice);
+    return invoice;
+  }
+
+  const subscriptionOf = (id: string) => {
+    const sub = subscriptions.get(id);
+    if (!sub) throw new Error(`the stand-in has no subscription ${id}`);
+    return sub;
+  };
+
+  return {
+    url,
+    checkouts,
+    portalSessions,
+    subscriptions,
+    close: () => close(server),
+    /**
+     * The buyer paid Checkout Session `sessionId` (subscription mode): its customer (a new one
+     * unless the session named one), a subscription paid up to `periodEnd`, and the first
+     * invoice. Answers the completed session as checkout.session.completed carries it;
+     * `delayed`: a bank debit still under way (`payment_status: unpaid`, subscription incomplete).
+     */
+    pay(sessionId: string, periodEnd: Date, opts: { delayed?: boolean } = {}) {
+      const session = sessions.get(sessionId);
+      if (!session || session.mode !== "subscription") throw new Error(`the stand-in has no subscription Checkout ${sessionId}`);
+      const customer = (session.customer as string | null) ?? stripeId("cus");
+      customers.add(customer);
+      const now = unix(Date.now());
+      const sub: StandInSubscription = {
+        id: stripeId("sub"),
+        object: "subscription",
+        customer,
+        status: opts.delayed ? "incomplete" : "active",
+        cancel_at_period_end: false,
+        cancel_at: null,
+        canceled_at: null,
+        ended_at: null,
+        metadata: session.subscriptionMetadata as Record<string, string>,
+        items: { object: "list", data: [{ id: stripeId("si"), object: "subscription_item", price: { id: session.price as string, object: "price", type: "recurring" }, current_period_start: now, current_period_end: unix(periodEnd) }] },
+      };
+      subscriptions.set(sub.id, sub);
+      const invoice = invoiceOf(sub, now, opts.delayed ? "open" : "paid", "subscription_create");
+      const { price: _price, subscriptionMetadata: _meta, ...shown } = session;
+      const completed = { ...shown, id: sessionId, customer, subscription: sub.id, invoice: invoice.id, status: "complete", payment_status: opts.delayed ? "unpaid" : "paid" };
+      sessions.set(sessionId, { ...session, ...completed });
+      return { session: completed, subscription: sub, invoice };
+    },
+    /** A delayed payment settled: the subscription turns active and its first invoice paid. */
+    settle(subscriptionId: string) {
+      const sub = subscriptionOf(subscriptionId);
+      sub.status = "active";
+      return sub;
+    },
+    /** The next invoice of the subscription is paid: its period runs to `periodEnd`; answers the invoice (invoice.paid). */
+    renew(subscriptionId: string, periodEnd: Date) {
+      const sub = subscriptionOf(subscriptionId);
+      const item = sub.items.data[0]!;
+      const start = item.current_period_end;
+      item.current_period_start = start;
+      item.current_period_end = unix(periodEnd);
+      sub.status = "active";
+      return invoiceOf(sub, start, "paid", "subscription_cycle");
+    },
+    /** The renewal charge failed: the subscription is past due; answers the open invoice (invoice.payment_failed). */
+    failPayment(subscriptionId: string) {
+      const sub = subscriptionOf(subscriptionId);
+      sub.status = "past_due";
+      const item = sub.items.data[0]!;
+      return invoiceOf(sub, item.current_period_end, "open", "subscription_cycle");
+    },
+    /** Moved to another price in the customer portal; answers the subscription (customer.subscription.updated). */
+    changePrice(subscriptionId: string, price: string) {
+      const sub = subscriptionOf(subscriptionId);
+      sub.items.data[0]!.price.id = price;
+      return sub;
+    },
+    /** Cancelled in the customer portal, at the end of the period; answers the subscription (customer.subscription.updated). */
+    cancel(subscriptionId: string) {
+      const sub = subscriptionOf(subscriptionId);
+      Object.assign(sub, { cancel_at_period_end: true, cancel_at: sub.items.data[0]!.current_period_end, canceled_at: unix(Date.now()) });
+      return sub;
+    },
+    /** The subscription is over; answers it (customer.subscription.deleted). */
+    end(subscriptionId: string) {
+      const sub = subscriptionOf(subscriptionId);
+      Object.assign(sub, { status: "canceled", ended_at: unix(Date.now()) });
+      return sub;
+    },
+  };
+}
+
+/** A subscription as the stand-in keeps and answers it (the fields we read, and a few more). */
+export interface StandInSubscription {
+  id: string;
+  object: "subscription";
+  customer: string;
+  status: string;
+  cancel_at_period_end: boolean;
+  cancel_at: number | null;
+  canceled_at: number | null;
+  ended_at: number | null;
+  metadata: Record<string, string>;
+  items: { object: "list"; data: Array<{ id: string; object: "subscription_item"; price: { id: string; object: "price"; type: "recurring" }; current_period_start: number; current_period_end: number }> };
 }
 
 /**

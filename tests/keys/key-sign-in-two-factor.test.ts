@@ -82,8 +82,8 @@ describe("key sign-in with two-factor on", () => {
   it("the account page says which sign-ins ask for the code", async () => {
     const strict = await personWithTwoFactor(server);
     const loose = await personWithTwoFactor(lenient);
-    const strictPage = await server.api("/account", { cookie: strict.cookie });
-    const loosePage = await lenient.api("/account", { cookie: loose.cookie });
+    const strictPage = await server.api("/account/security", { cookie: strict.cookie });
+    const loosePage = await lenient.api("/account/security", { cookie: loose.cookie });
     expect(strictPage.text).toContain("Signing in with your password or an identity key also asks for a code");
     expect(loosePage.text).toContain("Signing in with your password also asks for a code");
   });

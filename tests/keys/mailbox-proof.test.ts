@@ -91,7 +91,7 @@ describe("a mailbox proof suspends what was attached while the address was unver
     expect(await identitiesOf(owner)).toEqual([expect.objectContaining({ identity_key: key.bapId, suspended: true })]);
     expect((await server.api("/api/auth/get-session", { cookie: owner })).json.user.emailVerified).toBe(true);
     expect(await pubkeyOf(userId)).toBeNull();
-    const page = await server.api("/account", { cookie: owner });
+    const page = await server.api("/account/identities", { cookie: owner });
     expect(page.text).toContain("Suspended");
     expect(page.text).toContain("before you proved that you own its e-mail address");
   });
@@ -131,7 +131,7 @@ describe("a mailbox proof suspends what was attached while the address was unver
 
     const res = await accountForm(owner, "/account/identities/confirm", { bap_id: key.bapId });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/account?notice=identity-confirmed#identities");
+    expect(res.headers.get("location")).toBe("/account/identities?notice=identity-confirmed#identities");
     expect((await keySignIn(key)).status).toBe(200);
   });
 
@@ -142,7 +142,7 @@ describe("a mailbox proof suspends what was attached while the address was unver
     const res = await server.api("/api/user/bap-ids/confirm", { cookie: stranger.cookie, body: { bapId: key.bapId } });
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect((await accountForm(stranger.cookie, "/account/identities/confirm", { bap_id: key.bapId })).headers.get("location")).toBe("/account?error=NOT_FOUND#identities");
+    expect((await accountForm(stranger.cookie, "/account/identities/confirm", { bap_id: key.bapId })).headers.get("location")).toBe("/account/identities?error=NOT_FOUND#identities");
     expect((await server.api("/api/user/bap-ids/confirm", { body: { bapId: key.bapId } })).status).toBe(401);
     expect((await keySignIn(key)).status).toBe(403);
   });
@@ -188,7 +188,7 @@ describe("owners list and remove their BAP identities", () => {
     expect(await identitiesOf(person.cookie)).toHaveLength(1);
     const res = await accountForm(person.cookie, "/account/identities/remove", { bap_id: id.bapId });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/account?notice=identity-removed#identities");
+    expect(res.headers.get("location")).toBe("/account/identities?notice=identity-removed#identities");
     expect(await identitiesOf(person.cookie)).toEqual([]);
   });
 
@@ -200,7 +200,7 @@ describe("owners list and remove their BAP identities", () => {
     const res = await server.api(`/api/user/bap-ids?bapId=${id.bapId}`, { method: "DELETE", cookie: stranger.cookie });
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect((await accountForm(stranger.cookie, "/account/identities/remove", { bap_id: id.bapId })).headers.get("location")).toBe("/account?error=NOT_FOUND#identities");
+    expect((await accountForm(stranger.cookie, "/account/identities/remove", { bap_id: id.bapId })).headers.get("location")).toBe("/account/identities?error=NOT_FOUND#identities");
     expect((await server.api(`/api/user/bap-ids?bapId=${id.bapId}`, { method: "DELETE" })).status).toBe(401);
     expect(await identitiesOf(owner.cookie)).toHaveLength(1);
     expect((await keySignIn(id)).status).toBe(200);
@@ -212,7 +212,7 @@ describe("owners list and remove their BAP identities", () => {
     const res = await server.api(`/api/user/bap-ids?bapId=${id.bapId}`, { method: "DELETE", cookie: keyOnly.cookie });
     expect(res.status).toBe(409);
     expect(res.json.code).toBe("LAST_SIGN_IN_METHOD");
-    expect((await accountForm(keyOnly.cookie, "/account/identities/remove", { bap_id: id.bapId })).headers.get("location")).toBe("/account?error=LAST_SIGN_IN_METHOD#identities");
+    expect((await accountForm(keyOnly.cookie, "/account/identities/remove", { bap_id: id.bapId })).headers.get("location")).toBe("/account/identities?error=LAST_SIGN_IN_METHOD#identities");
     expect((await keySignIn(id)).status).toBe(200);
   });
 });

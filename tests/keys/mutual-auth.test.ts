@@ -153,7 +153,7 @@ describe("SERVER_IDENTITY_KEY", () => {
   it("is required in production once certificate issuance is on", () => {
     const production = { NODE_ENV: "production", DATA_DIR: tempDir(), BETTER_AUTH_SECRET: "s".repeat(40), AUTH_URL: "https://id.example.com", MAIL_DISABLED: "true", CERTIFICATE_ISSUANCE_ENABLED: "true" };
     expect(() => loadEnv(production)).toThrow(/SERVER_IDENTITY_KEY/);
-    expect(loadEnv({ ...production, SERVER_IDENTITY_KEY: "22".repeat(32) }).certificates.issuanceEnabled).toBe(true);
+    expect(loadEnv({ ...production, SERVER_IDENTITY_KEY: "22".repeat(32), CERTIFICATE_FUNDING_KEY: "33".repeat(32) }).certificates.issuanceEnabled).toBe(true);
   });
 });
 

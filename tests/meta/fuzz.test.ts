@@ -26,7 +26,7 @@ function declaredUnavailable(status: number, route: string, text: string): boole
   }
 }
 
-const PAGES = ["/", "/sign-in", "/sign-up", "/consent", "/device", "/account", "/error", "/forgot-password", "/reset-password", "/sign-in/two-factor", "/agents/approve", "/invitations/x", "/certificates", "/certificates/email", "/llms.txt", "/healthz", "/readyz", "/metrics", "/mcp", "/assets/x.js", "/nowhere"];
+const PAGES = ["/", "/sign-in", "/sign-up", "/consent", "/device", "/account", "/account/security", "/account/identities", "/account/apps", "/account/organizations", "/account/plan", "/error", "/forgot-password", "/reset-password", "/sign-in/two-factor", "/agents/approve", "/invitations/x", "/certificates", "/certificates/email", "/llms.txt", "/healthz", "/readyz", "/metrics", "/mcp", "/assets/x.js", "/nowhere"];
 
 /** Printable ASCII: what a header value or a URL piece can carry through fetch. */
 const ascii = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });

@@ -89,6 +89,20 @@ describe("checking several budgets at once (checkAll)", () => {
     await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets })!);
   });
 
+  it("in memory: a window that has ended has its budget again, though a busy event loop has not yet run the timer that deletes it", async () => {
+    const limiters = createLimiters({ enabled: true, points: { ...smallBudgets, session: 2 } })!;
+    expect(LIMITS.session.windowSeconds).toBe(1);
+    const key = randomUUID();
+    await limiters.session.hit(key);
+    await limiters.session.hit(key);
+    expect((await limiters.session.check(key)).allowed).toBe(false);
+    // Busy past the window's end: no timer runs before the awaits below resolve.
+    const until = Date.now() + 1_050;
+    while (Date.now() < until);
+    expect((await limiters.session.check(key)).allowed).toBe(true);
+    expect((await checkAll(limiters, [["session", key]])).allowed).toBe(true);
+  });
+
   it.runIf(process.env.TEST_REDIS_URL)("in Redis: one script reads the counters the limiters count", async () => {
     const redis = new Redis(process.env.TEST_REDIS_URL!);
     try {

@@ -36,6 +36,11 @@ const FAMILIES: Record<string, Family> = {
         query: `leftJoin("session`,
         reason: "the fast introspection's one prepared statement joins the token's session (a hot path: no second query)",
       },
+      {
+        file: "plugins/oauth-store/userinfo.ts",
+        query: `leftJoin("session`,
+        reason: "the fast userinfo's one prepared statement joins the token's session (a hot path: no second query)",
+      },
     ],
   },
   "better-auth's user and organization tables": {
@@ -51,6 +56,11 @@ const FAMILIES: Record<string, Family> = {
         file: "plugins/oauth-store/refresh.ts",
         query: `leftJoin("user`,
         reason: "the fast refresh grant's one prepared read joins the token's user, for the ID token (a hot path: no second query)",
+      },
+      {
+        file: "plugins/oauth-store/userinfo.ts",
+        query: `leftJoin("user`,
+        reason: "the fast userinfo's one prepared statement joins the token's user, for its claims (a hot path: no second query)",
       },
     ],
   },

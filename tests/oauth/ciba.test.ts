@@ -142,7 +142,7 @@ describe("poll mode with openid-client", () => {
     expect(enrolled.status).toBe(200);
     const cookie = cookiesOf(enrolled.headers);
     const started = await oidc.initiateBackchannelAuthentication(client.config, { scope: "openid profile", login_hint: id.bapId });
-    const pending = (await server.api("/account", { cookie })).text;
+    const pending = (await server.api("/account/apps", { cookie })).text;
     // The account page lists it.
     expect(pending).toContain("Requests waiting for you");
     expect(pending).toContain("Shopping Agent");
@@ -266,7 +266,7 @@ describe("strong approval (acr_values phr)", () => {
     const enrolled = await enrolKey(server, id);
     const person = { cookie: cookiesOf(enrolled.headers) };
     const started = await oidc.initiateBackchannelAuthentication(client.config, { scope: "openid", login_hint: id.bapId, acr_values: "phr" });
-    const listed = (await server.api("/account", { cookie: person.cookie })).text;
+    const listed = (await server.api("/account/apps", { cookie: person.cookie })).text;
     const requestId = /data-ciba-id="([^"]+)"/.exec(listed)![1]!;
     // The sign-up made a session, not a strong sign-in: refused.
     const weak = await decide(server, person.cookie, requestId, "approve");

@@ -187,4 +187,41 @@ describe("Database.atomically (one transaction on one connection)", () => {
     expect(await outside).toEqual(["outer", "inner", "parallel 1", "parallel 2"]);
     await database.close();
   });
+
+  it("transactNow runs statements at once as one transaction, and stands aside while another transaction is open", async () => {
+    const { database, db, names, add } = await fresh();
+    const insert = "insert into item (name) values (?)";
+    expect(database.transactNow!((run) => [run(insert, ["now 1"]), run(insert, ["now 2"])])).toEqual({ value: [1, 1] });
+    // A throw half-way rolls the transaction back and reaches the caller.
+    expect(() =>
+      database.transactNow!((run) => {
+        run(insert, ["cut"]);
+        throw new Error("cut half-way");
+      }),
+    ).toThrow("cut half-way");
+    expect(await names()).toEqual(["now 1", "now 2"]);
+
+    // Another request's transaction, held open across an await: transactNow does not join it.
+    const elsewhere = AsyncLocalStorage.snapshot();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const other = db.transaction().execute(async (trx) => {
+      await trx.insertInto("item").values({ name: "other" }).execute();
+      await held;
+      throw new Error("other rolled back");
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(elsewhere(() => database.transactNow!((run) => run(insert, ["joined?"])))).toBeUndefined();
+    release();
+    await expect(other).rejects.toThrow("other rolled back");
+    expect(await names()).toEqual(["now 1", "now 2"]);
+
+    // Inside a unit of work it stands aside too: the unit's own statements go through atomically.
+    await database.atomically(async () => {
+      await add("unit");
+      expect(database.transactNow!((run) => run(insert, ["inside"]))).toBeUndefined();
+    });
+    expect(await names()).toEqual(["now 1", "now 2", "unit"]);
+    await database.close();
+  });
 });

@@ -59,6 +59,26 @@ describe("sign-up and update-user: name and image", () => {
   });
 });
 
+describe("update-user: pubkey and subscriptionTier are read-only (stricter than the spec)", () => {
+  it("refuses to set either, with a 4xx, and keeps what was stored", async () => {
+    const person = await signUp(server);
+    const attempts: Record<string, unknown>[] = [{ pubkey: `02${"ab".repeat(32)}` }, { subscriptionTier: "pro" }, { name: "Sneaky", subscriptionTier: "plus" }];
+    for (const body of attempts) {
+      const res = await server.api("/api/auth/update-user", { cookie: person.cookie, body });
+      expect(res.status, `${JSON.stringify(body)}: ${res.text.slice(0, 160)}`).toBe(400);
+    }
+    const stored = await server.db.selectFrom("user").select(["pubkey", "subscriptionTier", "name"]).where("id", "=", person.user.id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ pubkey: null, subscriptionTier: "free", name: "Test Person" });
+    // Nor at sign-up: a tier asked for there is replaced by the default, a pubkey refused.
+    const tiered = await signUpWith({ subscriptionTier: "pro" });
+    expect(tiered.status).toBe(200);
+    const tier = await server.db.selectFrom("user").select("subscriptionTier").where("id", "=", tiered.json.user.id).executeTakeFirstOrThrow();
+    expect(tier.subscriptionTier).toBe("free");
+    const withKey = await signUpWith({ pubkey: `03${"cd".repeat(32)}` });
+    expect(withKey.status).toBe(400);
+  });
+});
+
 describe("writers that cannot be refused (an administrator, a provider's profile)", () => {
   it("have controls removed, the name cut at 200 and an unsafe picture dropped before it is stored", async () => {
     const admin = await signUp(server, { name: "Admin" });

@@ -18,7 +18,7 @@ import { CONNECT, connectWallet as connectThroughApi, newWallet, personWithIdent
  * The account page's plan, wallets and NFTs sections (issue 10): the tier and its features,
  * managing connected wallets from the page, the NFTs the indexer stand-in reports (and what the
  * page says when it fails), and an upgrade from the page through the Stripe stand-in's checkout
- * back to /account?subscription=success, in headless Chromium.
+ * back to /account?subscription=success (and on to the plan page), in headless Chromium.
  */
 const SECRET_KEY = "sk_test_accountbilling";
 const PRICES = { plus: "price_plusmonthly", plusAnnual: "price_plusannual", pro: "price_promonthly" };
@@ -60,17 +60,18 @@ afterAll(async () => {
 const personWithIdentity = () => signedUpWithIdentity(server);
 const connectWallet = (person: Person, provider: string, w?: Wallet) => connectThroughApi(server, person, provider, w);
 
-const accountPage = (cookie: string) => server.api("/account", { cookie });
+const planPage = (cookie: string) => server.api("/account/plan", { cookie });
+const identitiesPage = (cookie: string) => server.api("/account/identities", { cookie });
 const walletRow = (person: Person, w: Wallet) => server.db.selectFrom("walletConnection").selectAll().where("userId", "=", person.user.id).where("address", "=", w.address).executeTakeFirst();
 const flag = (v: unknown) => v === true || v === 1 || v === "1";
 /** A form post from our own pages (same Origin), as the page's buttons send it. */
 const ownForm = (cookie: string, path: string, fields: Record<string, string>) => postForm(server, path, fields, { cookie, origin: server.url });
 
-/** Opens /account in a browser profile that carries `cookie`. */
+/** Opens the identities page (wallets, NFTs) in a browser profile that carries `cookie`. */
 async function openAccount(cookie: string): Promise<Page> {
   const page = await browser.page();
   await addCookies(page.context(), cookie, server.url);
-  await page.goto(`${server.url}/account`);
+  await page.goto(`${server.url}/account/identities`);
   return page;
 }
 
@@ -82,7 +83,7 @@ async function press(page: Page, name: string) {
 describe("plan", () => {
   it("shows the free tier, its features and upgrade buttons for each configured price, with the page's headers", async () => {
     const { cookie } = await signUp(server);
-    const res = await accountPage(cookie);
+    const res = await planPage(cookie);
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
@@ -118,9 +119,9 @@ describe("plan", () => {
 
     const unpriced = await ownForm(person.cookie, "/account/subscription/checkout", { tier: "pro", interval: "annual" });
     expect(unpriced.status).toBe(303);
-    expect(unpriced.headers.get("location")).toBe("/account?error=PRICE_NOT_CONFIGURED#subscription");
+    expect(unpriced.headers.get("location")).toBe("/account/plan?error=PRICE_NOT_CONFIGURED#subscription");
     const bad = await ownForm(person.cookie, "/account/subscription/checkout", { tier: "free", interval: "monthly" });
-    expect(bad.headers.get("location")).toBe("/account?error=INVALID_INPUT#subscription");
+    expect(bad.headers.get("location")).toBe("/account/plan?error=INVALID_INPUT#subscription");
     const foreign = await postForm(server, "/account/subscription/checkout", { tier: "plus", interval: "monthly" }, { cookie: person.cookie, origin: "https://evil.example" });
     expect(foreign.status).toBe(403);
     expect(stripe.checkouts.length).toBe(before + 1);
@@ -134,7 +135,7 @@ describe("plan", () => {
   it("shows a paid tier with its features and when it was checked, and offers only the higher tier", async () => {
     const person = await signUp(server);
     owned.set(person.user.id, "plus");
-    const res = await accountPage(person.cookie);
+    const res = await planPage(person.cookie);
     expect(res.text).toMatch(/Your plan: <strong data-tier="plus">Plus<\/strong>/);
     for (const feature of ["10 OAuth clients", "custom branding", "e-mail support"]) expect(res.text).toContain(`<li>${feature}</li>`);
     expect(res.text).toMatch(/\(checked <time datetime="\d{4}-\d\d-\d\dT/);
@@ -145,7 +146,7 @@ describe("plan", () => {
   it("shows the tier last recorded, saying so, when the ownership check fails or outlasts the page's deadline", async () => {
     const broken = await signUp(server);
     failing.add(broken.user.id);
-    const res = await accountPage(broken.cookie);
+    const res = await planPage(broken.cookie);
     expect(res.status).toBe(200);
     expect(res.text).toMatch(/data-tier="free"/);
     expect(res.text).toContain("We could not check your plan");
@@ -154,7 +155,7 @@ describe("plan", () => {
     hanging.add(slow.user.id);
     await server.db.updateTable("user").set({ subscriptionTier: "pro" }).where("id", "=", slow.user.id).execute();
     const started = Date.now();
-    const late = await accountPage(slow.cookie);
+    const late = await planPage(slow.cookie);
     expect(Date.now() - started).toBeLessThan(INDEXER_DEADLINE_MS + 1500);
     expect(late.status).toBe(200);
     expect(late.text).toMatch(/Your plan: <strong data-tier="pro">Pro<\/strong>/);
@@ -164,9 +165,11 @@ describe("plan", () => {
 
   it("words the return from Stripe, cancelled as well as paid", async () => {
     const { cookie } = await signUp(server);
-    expect((await server.api("/account?subscription=cancelled", { cookie })).text).toContain("The checkout was cancelled. You were not charged.");
-    expect((await server.api("/account?subscription=success", { cookie })).text).toContain("your payment went through");
-    expect((await server.api("/account?subscription=%3Cb%3E", { cookie })).text).not.toContain("<b>");
+    // Stripe comes back to /account?subscription=... (plugins/subscriptions/checkout.ts), which goes on to the plan page.
+    expect((await server.api("/account?subscription=success", { cookie })).headers.get("location")).toBe("/account/plan?subscription=success");
+    expect((await server.api("/account/plan?subscription=cancelled", { cookie })).text).toContain("The checkout was cancelled. You were not charged.");
+    expect((await server.api("/account/plan?subscription=success", { cookie })).text).toContain("your payment went through");
+    expect((await server.api("/account/plan?subscription=%3Cb%3E", { cookie })).text).not.toContain("<b>");
   });
 });
 
@@ -214,9 +217,9 @@ describe("wallets", () => {
     const person = await personWithIdentity();
     const other = await connectWallet(person, "handcash");
     const res = await ownForm(person.cookie, "/account/wallets/payment", { bap_id: person.id.bapId, address: other.address });
-    expect(res.headers.get("location")).toBe("/account?error=PAYMENT_PROVIDER_NOT_SUPPORTED#wallets");
+    expect(res.headers.get("location")).toBe("/account/identities?error=PAYMENT_PROVIDER_NOT_SUPPORTED#wallets");
     expect(flag((await walletRow(person, other))!.isPayment)).toBe(false);
-    expect((await server.api("/account?error=PAYMENT_PROVIDER_NOT_SUPPORTED", { cookie: person.cookie })).text).toContain("Only Yours and 1Sat wallets can receive payments.");
+    expect((await server.api("/account/identities?error=PAYMENT_PROVIDER_NOT_SUPPORTED", { cookie: person.cookie })).text).toContain("Only Yours and 1Sat wallets can receive payments.");
   });
 
   it("a co-member of the owner's organization, or a stranger, cannot act on the owner's wallets; cross-site posts get 403", async () => {
@@ -234,10 +237,10 @@ describe("wallets", () => {
       for (const action of ["primary", "payment", "disconnect"]) {
         const res = await ownForm(other.cookie, `/account/wallets/${action}`, fields);
         expect(res.status, action).toBe(303);
-        expect(res.headers.get("location"), action).toBe("/account?error=WALLET_NOT_CONNECTED#wallets");
+        expect(res.headers.get("location"), action).toBe("/account/identities?error=WALLET_NOT_CONNECTED#wallets");
       }
       // Nor does their page show the owner's wallets.
-      expect((await accountPage(other.cookie)).text).not.toContain(second.address);
+      expect((await identitiesPage(other.cookie)).text).not.toContain(second.address);
     }
     for (const action of ["primary", "payment", "disconnect"]) {
       const res = await postForm(server, `/account/wallets/${action}`, fields, { cookie: owner.cookie, origin: "https://evil.example" });
@@ -273,7 +276,7 @@ describe("connecting a browser wallet from the page", () => {
       const bridge = (window as unknown as { __testWallet: (method: string, params: unknown[]) => Promise<unknown> }).__testWallet;
       (window as unknown as { ethereum: unknown }).ethereum = { isMetaMask: true, request: (args: { method: string; params?: unknown[] }) => bridge(args.method, args.params ?? []) };
     });
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/identities`);
     return { page, calls };
   }
 
@@ -303,14 +306,14 @@ describe("connecting a browser wallet from the page", () => {
     await connectButton(page).click();
     await alert.waitFor({ state: "visible" });
     await expect(alert.textContent()).resolves.toMatch(/^No Ethereum wallet was found in this browser\./);
-    expect(page.url()).toBe(`${server.url}/account`);
+    expect(page.url()).toBe(`${server.url}/account/identities`);
 
     const declining = await browser.page();
     await addCookies(declining.context(), person.cookie, server.url);
     await declining.addInitScript(() => {
       (window as unknown as { ethereum: unknown }).ethereum = { request: () => Promise.reject(Object.assign(new Error("User rejected the request."), { code: 4001 })) };
     });
-    await declining.goto(`${server.url}/account`);
+    await declining.goto(`${server.url}/account/identities`);
     await connectButton(declining).click();
     const declined = declining.locator("#wallet-connect [role=alert]");
     await declined.waitFor({ state: "visible" });
@@ -320,12 +323,12 @@ describe("connecting a browser wallet from the page", () => {
 
   it("without JavaScript the page says what connecting needs; without an identity it asks for one first", async () => {
     const person = await personWithIdentity();
-    const page = (await accountPage(person.cookie)).text;
+    const page = (await identitiesPage(person.cookie)).text;
     expect(page).toMatch(/<form id="wallet-connect" hidden/);
     expect(page).toContain("needs JavaScript");
     expect(page).toMatch(/<script type="module" src="\/assets\/wallet-connect\.[0-9a-f]{16}\.js">/);
     const { cookie } = await signUp(server);
-    const bare = (await accountPage(cookie)).text;
+    const bare = (await identitiesPage(cookie)).text;
     expect(bare).not.toContain('id="wallet-connect"');
     expect(bare).toContain("Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.");
   });
@@ -338,7 +341,7 @@ describe("NFTs", () => {
     const nfts = [txo(w.address), txo(w.address), txo(w.address, { withOrigin: false })];
     indexer.script(w.address, { kind: "ok", txos: nfts });
     await connectWallet(person, "yours", w);
-    const res = await accountPage(person.cookie);
+    const res = await identitiesPage(person.cookie);
     expect(res.status).toBe(200);
     const section = res.text.slice(res.text.indexOf('<section id="nfts"'));
     for (const n of nfts.slice(0, 2)) expect(section).toContain(`data-nft="${(n.origin as { outpoint: string }).outpoint}"`);
@@ -356,7 +359,7 @@ describe("NFTs", () => {
     indexer.script(slow.address, { kind: "slow", ms: 5000 });
     for (const w of [good, broken, slow]) await connectWallet(person, "yours", w);
     const started = Date.now();
-    const res = await accountPage(person.cookie);
+    const res = await identitiesPage(person.cookie);
     // The indexer's own deadline (300 ms an attempt, two retries) ends well before the page's.
     expect(Date.now() - started).toBeLessThan(4000);
     expect(res.status).toBe(200);
@@ -367,21 +370,21 @@ describe("NFTs", () => {
     // What did answer is still shown.
     expect(section).toContain(`data-nft="${kept.origin!.outpoint}"`);
     // The rest of the page is there too.
+    expect(res.text).toContain('<section id="identities"');
     expect(res.text).toContain('<section id="wallets"');
-    expect(res.text).toContain('<section id="subscription"');
   });
 
   it("says so when no wallet is connected", async () => {
     const { cookie } = await signUp(server);
-    expect((await accountPage(cookie)).text).toContain("Connect a wallet to see the NFTs it holds.");
+    expect((await identitiesPage(cookie)).text).toContain("Connect a wallet to see the NFTs it holds.");
   });
 });
 
 describe("upgrade in Chromium", () => {
-  it("goes from Upgrade on /account through the Stripe stand-in's checkout back to /account?subscription=success", async () => {
+  it("goes from Upgrade on the plan page through the Stripe stand-in's checkout back to /account?subscription=success, and on to the plan page", async () => {
     const page = await browser.page();
     const { userId } = await signUpWithForm(server, page);
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${server.url}/account/plan`);
     await expect(page.locator("section#subscription").textContent()).resolves.toContain("Your plan: Free");
     const before = stripe.checkouts.length;
     const visited: string[] = [];
@@ -391,9 +394,10 @@ describe("upgrade in Chromium", () => {
     await press(page, "Upgrade to Plus, $10 a month");
     // Through Stripe's (stand-in's) checkout page, and back.
     expect(visited.some((u) => u.startsWith(`${stripe.url}/c/pay/cs_test_`))).toBe(true);
-    expect(page.url()).toBe(`${server.url}/account?subscription=success`);
+    expect(visited).toContain(`${server.url}/account?subscription=success`);
+    expect(page.url()).toBe(`${server.url}/account/plan?subscription=success`);
     await expect(page.locator("p.notice").textContent()).resolves.toContain("your payment went through");
-    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Your account");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Plan, billing, branding and analytics");
     expect(stripe.checkouts.length).toBe(before + 1);
     expect(stripe.checkouts.at(-1)).toMatchObject({ client_reference_id: userId, "metadata[tier]": "plus", "metadata[interval]": "monthly" });
   });

@@ -4,12 +4,12 @@ import { describe, expect, it } from "vitest";
 import type { RevocationChain } from "../../plugins/certificates/revocation.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import type { TestServer } from "../helpers/server.js";
-import { personWithIdentity, type Person } from "../helpers/wallet.js";
+import { personWithIdentity } from "../helpers/wallet.js";
+import { bindWallet as bind, requestCertificate as requestCertificateOfType, WALLET_BINDING as BINDING } from "../helpers/certificates.js";
 import { peerClient, type Peer } from "../helpers/mutual-auth.js";
 
 /** The bapWalletBinding type ID for these tests; the catalog owns the real one. */
 const BINDING_TYPE = Buffer.alloc(32, 0xb1).toString("base64");
-const BINDING = "/api/certificates/wallet-binding";
 
 /**
  * A stand-in for the chain behind revocation (the production broadcaster is off): outpoints are
@@ -40,29 +40,8 @@ const problem = (res: { status: number; headers: Headers; json: any }, status: n
   if (code) expect(res.json.code).toBe(code);
 };
 
-/** The wallet side of BRC-52 issuance (what a wallet's acquireCertificate with `issuance` does), over AuthFetch. */
-async function requestCertificate(server: TestServer, peer: Peer, certifier: string, fields: Record<string, string>, overrides: Record<string, unknown> = {}) {
-  const wallet = new ProtoWallet(peer.key);
-  const clientNonce = await createNonce(wallet as unknown as WalletInterface, certifier);
-  const { certificateFields, masterKeyring } = await MasterCertificate.createCertificateFields(wallet, certifier, fields);
-  const res = await peer.client.fetch(`${server.url}/api/certificates/signCertificate`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ clientNonce, type: BINDING_TYPE, fields: certificateFields, masterKeyring, ...overrides }),
-  });
-  return { res, json: await res.json(), clientNonce, wallet, masterKeyring, certificateFields };
-}
-
-/** Binds the peer's identity key to the person's BAP identity through the wallet-binding routes. */
-async function bind(server: TestServer, person: Person, key: PrivateKey) {
-  const identityKey = key.toPublicKey().toString();
-  const challenge = await server.api(`${BINDING}/challenge`, { cookie: person.cookie, body: { bapId: person.id.bapId, identityKey } });
-  expect(challenge.status).toBe(200);
-  const { signature } = await new ProtoWallet(key).createSignature({ data: Utils.toArray(challenge.json.challenge, "utf8"), protocolID: challenge.json.protocolID, keyID: challenge.json.keyID, counterparty: "anyone" });
-  const verified = await server.api(`${BINDING}/verify`, { cookie: person.cookie, body: { bapId: person.id.bapId, signature: Utils.toHex(signature) } });
-  expect(verified.status).toBe(200);
-  return verified.json as { bapId: string; identityKey: string; verifiedAt: string };
-}
+const requestCertificate = (server: TestServer, peer: Peer, certifier: string, fields: Record<string, string>, overrides: Record<string, unknown> = {}) =>
+  requestCertificateOfType(server, peer, certifier, BINDING_TYPE, fields, overrides);
 
 describe("certificates with issuance off (the default)", () => {
   const server = useTestServer();
@@ -94,7 +73,7 @@ describe("certificates with issuance off (the default)", () => {
 
 describe("certificates with issuance on", () => {
   const { chain, depth, spent } = fakeChain();
-  const server = useTestServer({ CERTIFICATE_ISSUANCE_ENABLED: "true", CERTIFICATE_REVOCATION_DEPTH: "3" }, { certificates: { chain, typeIds: { bapWalletBinding: BINDING_TYPE } } });
+  const server = useTestServer({ CERTIFICATE_ISSUANCE_ENABLED: "true", CERTIFICATE_REVOCATION_DEPTH: "3" }, { certificates: { chain, typeIds: { bapWalletBinding: BINDING_TYPE } }, revocationWatch: { everyMs: 3_600_000 } });
   const certifierKey = async () => (await server.api("/.well-known/auth")).json.identityKey as string;
 
   it("answers readiness with 503 and status protected", async () => {

@@ -117,12 +117,13 @@ describe("with Stripe and a minting service", () => {
       expect(res.json.url).toMatch(/^https:\/\/checkout\.stripe\.test\/c\/pay\/cs_test_/);
       const sent = stripe.checkouts.at(-1)!;
       expect(sent).toMatchObject({
-        mode: "payment",
+        mode: "subscription",
         "line_items[0][price]": PRICES.proAnnual,
         "line_items[0][quantity]": "1",
         client_reference_id: person.user.id,
         "metadata[tier]": "pro",
         "metadata[interval]": "annual",
+        "subscription_data[metadata][tier]": "pro",
         success_url: `${server.url}/account?subscription=success`,
         cancel_url: `${server.url}/account?subscription=cancelled`,
         customer_email: person.email,

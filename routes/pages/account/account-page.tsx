@@ -1,94 +1,87 @@
-import type { SignInProvider } from "../../../lib/social-providers.js";
+import type { Child } from "hono/jsx";
 import { ErrorNote, Layout } from "../layout.js";
-import { AgentAccessSection, type AgentAccessView } from "./agents.js";
-import { ApprovalsSection, type PendingApproval } from "./approvals.js";
-import { AppsSection, type AppView } from "./apps.js";
-import { IdentitiesSection } from "./identities.js";
-import { LinkedAccountsSection } from "./linked-accounts.js";
-import { OrganizationsSection, type OrganizationsView } from "./organizations-section.js";
-import { PasskeysSection, type PasskeyControls } from "./passkeys.js";
-import { ProfileSection } from "./profile.js";
-import type { BapIdentityRow, LinkedAccount, PasskeyRow, SessionRow } from "../../../plugins/accounts/store.js";
-import { SessionsSection } from "./sessions.js";
-import { SubscriptionSection, type SubscriptionView } from "./subscription.js";
-import { TwoFactorSection } from "./two-factor.js";
-import { NftsSection, WalletsSection, type NftsView, type WalletConnectControls } from "./wallets.js";
-import type { WalletConnection } from "../../../plugins/wallet/store.js";
+import { ACCOUNT_PAGES, ACCOUNT_PATH, type AccountPageInfo } from "./pages.js";
+import { shownSections } from "./sections.js";
 
-export interface AccountView {
-  user: { id: string; name: string; email: string; emailVerified: boolean };
-  currentSessionId: string;
-  sessions: SessionRow[];
-  accounts: LinkedAccount[];
-  providers: readonly SignInProvider[];
-  passkeys: PasskeyRow[];
-  passkeyControls: PasskeyControls;
-  walletConnectControls: WalletConnectControls;
-  twoFactorEnabled: boolean;
-  keySignInAsksSecondFactor: boolean;
-  identities: BapIdentityRow[];
-  apps: AppView[];
-  organizations: Omit<OrganizationsView, "userId">;
-  agents: AgentAccessView;
-  approvals: PendingApproval[];
-  subscription: SubscriptionView;
-  wallets: WalletConnection[];
-  /** null: no wallet is connected. */
-  nfts: NftsView | null;
+/** What every account page shows above its sections. */
+export interface AccountFrame {
+  email: string;
   notice: string | null;
   error: string | null;
 }
 
-const CONTENTS: Array<[string, string]> = [
-  ["profile", "Profile"],
-  ["sessions", "Sessions"],
-  ["accounts", "Linked accounts"],
-  ["passkeys", "Passkeys"],
-  ["two-factor", "Two-factor"],
-  ["identities", "BAP identities"],
-  ["subscription", "Plan"],
-  ["wallets", "Wallets"],
-  ["nfts", "NFTs"],
-  ["apps", "Apps"],
-  ["organizations", "Organizations"],
-  ["agents", "Agents"],
-  ["approvals", "Requests"],
-];
-
-/** /account: everything a person manages about their account, one server-rendered page of plain forms. */
-export function AccountPage(props: AccountView) {
-  const hasPassword = props.accounts.some((a) => a.providerId === "credential" && a.hasPassword);
+/** The account area's navigation: the overview and each page, the one shown marked as current. */
+function AccountNav(props: { current: string }) {
+  const here = (path: string) => (path === props.current ? "page" : undefined);
   return (
-    <Layout title="Your account" wide>
-      <h1>Your account</h1>
-      <p class="muted">Signed in as {props.user.email}.</p>
+    <nav class="account" aria-label="Account">
+      <ul>
+        <li>
+          <a href={ACCOUNT_PATH} aria-current={here(ACCOUNT_PATH)}>
+            Overview
+          </a>
+        </li>
+        {ACCOUNT_PAGES.map((p) => (
+          <li>
+            <a href={p.path} aria-current={here(p.path)}>
+              {p.title}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+function Frame(props: AccountFrame & { title: string; current: string; children: Child }) {
+  return (
+    <Layout title={props.current === ACCOUNT_PATH ? props.title : `${props.title} · Your account`} wide>
+      <AccountNav current={props.current} />
+      <h1>{props.title}</h1>
+      <p class="muted">Signed in as {props.email}.</p>
       {props.notice ? (
         <p class="notice" role="status">
           {props.notice}
         </p>
       ) : null}
       <ErrorNote message={props.error} />
-      <nav class="toc" aria-label="Sections">
-        {CONTENTS.map(([id, label], n) => (
-          <>
-            {n ? " · " : ""}
-            <a href={`#${id}`}>{label}</a>
-          </>
-        ))}
-      </nav>
-      <ProfileSection name={props.user.name} email={props.user.email} emailVerified={props.user.emailVerified} />
-      <SessionsSection sessions={props.sessions} currentSessionId={props.currentSessionId} />
-      <LinkedAccountsSection accounts={props.accounts} providers={props.providers} />
-      <PasskeysSection passkeys={props.passkeys} {...props.passkeyControls} />
-      <TwoFactorSection enabled={props.twoFactorEnabled} hasPassword={hasPassword} keySignInAsks={props.keySignInAsksSecondFactor} />
-      <IdentitiesSection identities={props.identities} />
-      <SubscriptionSection view={props.subscription} />
-      <WalletsSection wallets={props.wallets} identities={props.identities} {...props.walletConnectControls} />
-      <NftsSection nfts={props.nfts} />
-      <AppsSection apps={props.apps} />
-      <OrganizationsSection {...props.organizations} userId={props.user.id} />
-      <AgentAccessSection view={props.agents} />
-      <ApprovalsSection approvals={props.approvals} />
+      {props.children}
     </Layout>
+  );
+}
+
+/**
+ * /account: every page of the account area with its sections as links. Reads nothing but the
+ * session. An old link to a section of the one-page account (`/account#agents`) lands here,
+ * on that section's entry (its id), which leads on to the page that holds it.
+ */
+export function AccountOverview(props: AccountFrame) {
+  return (
+    <Frame {...props} title="Your account" current={ACCOUNT_PATH}>
+      {ACCOUNT_PAGES.map((page) => (
+        <section class="card" aria-labelledby={`page-${page.path.slice(ACCOUNT_PATH.length + 1)}`}>
+          <h2 id={`page-${page.path.slice(ACCOUNT_PATH.length + 1)}`}>
+            <a href={page.path}>{page.title}</a>
+          </h2>
+          <p class="muted">{page.summary}</p>
+          <ul class="sections">
+            {shownSections(page.sections).map(([id, label]) => (
+              <li id={id}>
+                <a href={`${page.path}#${id}`}>{label}</a>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
+    </Frame>
+  );
+}
+
+/** One page of the account area: its sections, already read and rendered (sections.tsx). */
+export function AccountPage(props: AccountFrame & { page: AccountPageInfo; sections: Child[] }) {
+  return (
+    <Frame {...props} title={props.page.title} current={props.page.path}>
+      {props.sections}
+    </Frame>
   );
 }

@@ -5,7 +5,7 @@ import type { PageContext, PageEnv } from "../page-env.js";
 import { redirectWith } from "../render.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
-import { accountForm, ACCOUNT_PATH, backWithError, replayThenBack } from "./outcome.js";
+import { accountForm, backWithError, outcomeHref, replayThenBack } from "./outcome.js";
 import type { LinkedAccount } from "../../../plugins/accounts/store.js";
 
 /** Linked sign-in accounts: the password, and accounts at social providers (link and unlink). */
@@ -49,8 +49,8 @@ async function linkAccount(c: PageContext) {
   if (!provider) return backWithError(null, "accounts", "NOT_FOUND");
   const upstream = await callAuth(c, "/link-social", {
     provider: provider.id,
-    callbackURL: `${authUrl}${ACCOUNT_PATH}?notice=account-linked#accounts`,
-    errorCallbackURL: `${authUrl}${ACCOUNT_PATH}?error=LINK_FAILED#accounts`,
+    callbackURL: `${authUrl}${outcomeHref("accounts", "notice=account-linked")}`,
+    errorCallbackURL: `${authUrl}${outcomeHref("accounts", "error=LINK_FAILED")}`,
   });
   const data = upstream.ok ? ((await upstream.clone().json().catch(() => null)) as { url?: unknown } | null) : null;
   // The provider's authorization URL; better-auth set the state cookie that comes with it.

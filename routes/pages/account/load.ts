@@ -1,32 +1,43 @@
-import { BASE_PATH } from "../../../lib/mount-paths.js";
 import type { SessionWithUser } from "../../session.js";
-import { listAuthorizedApps } from "../../../plugins/oauth-store/grants.js";
-import { listActingAgents } from "../../../plugins/oauth-store/exchanges.js";
-import { passkeyScript, walletConnectScript, type BrowserAsset } from "../assets.js";
+import type { BrowserAsset } from "../assets.js";
 import type { PageDeps } from "../page-env.js";
-import type { AccountView } from "./account-page.js";
-import { loadAgentAccess } from "./agents.js";
-import { loadPendingApprovals } from "./approvals.js";
-import { errorWords, noticeWords, subscriptionWords } from "./messages.js";
-import {
-  findTwoFactorEnabled,
-  listActiveSessions,
-  listBapIdentities,
-  listInvitationsFor,
-  listLinkedAccounts,
-  listMemberships,
-  listOrganizationMembers,
-  listPasskeys,
-  listPendingInvitations,
-} from "../../../plugins/accounts/store.js";
-import { canManage } from "./organizations-section.js";
-import { KEY_SIGN_IN_TWO_FACTOR_ID } from "../../../plugins/key-sign-in/two-factor.js";
+import { listBapIdentities, listLinkedAccounts } from "../../../plugins/accounts/store.js";
 import { isTierId } from "../../../plugins/subscriptions/tiers.js";
+import { findCustomerOf } from "../../../plugins/subscriptions/payment-store.js";
 import { userNfts } from "../../../plugins/wallet/ownership.js";
 import { listConnections } from "../../../plugins/wallet/store.js";
 import { offersAbove, type SubscriptionView } from "./subscription.js";
 import type { NftsView } from "./wallets.js";
 import { findRecordedTier } from "../../../plugins/core-store/users.js";
+
+/**
+ * What an account page's sections read. A page reads only what its own sections show (each
+ * section's view asks for its data, sections.tsx); a read two sections share (the linked
+ * accounts, the BAP identities, the wallets) happens once per page through `SectionContext.once`.
+ */
+export interface SectionContext {
+  deps: PageDeps;
+  session: SessionWithUser;
+  /** `read`'s answer for the signed-in person, read once however many sections of the page ask. */
+  once<T>(read: (deps: PageDeps, userId: string) => Promise<T>): Promise<T>;
+}
+
+export function sectionContext(deps: PageDeps, session: SessionWithUser): SectionContext {
+  const answers = new Map<unknown, Promise<unknown>>();
+  return {
+    deps,
+    session,
+    once<T>(read: (deps: PageDeps, userId: string) => Promise<T>): Promise<T> {
+      if (!answers.has(read)) answers.set(read, read(deps, session.user.id));
+      return answers.get(read) as Promise<T>;
+    },
+  };
+}
+
+/** Reads more than one section asks for (keys of `SectionContext.once`). */
+export const linkedAccountsOf = (deps: PageDeps, userId: string) => listLinkedAccounts(deps.db, userId);
+export const bapIdentitiesOf = (deps: PageDeps, userId: string) => listBapIdentities(deps.db, userId);
+export const walletsOf = (deps: PageDeps, userId: string) => listConnections(deps.db, userId);
 
 /**
  * How long the page waits for the NFT indexer (and the tier check that asks it). Past it the
@@ -44,81 +55,36 @@ function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
 }
 
 /** The tier ownership says the person holds; when that cannot be told in time, the tier last recorded. */
-async function loadSubscription(deps: PageDeps, userId: string): Promise<SubscriptionView> {
+export async function loadSubscription(deps: PageDeps, userId: string): Promise<SubscriptionView> {
   const { tiers, stripe, stripeSettings } = deps.billing;
-  const checked = await within(tiers.status(userId), INDEXER_DEADLINE_MS).catch((err: unknown) => {
-    deps.logger?.warn("account page: tier check failed", { err, userId });
-    return "late" as const;
-  });
+  const [checked, customer] = await Promise.all([
+    within(tiers.status(userId), INDEXER_DEADLINE_MS).catch((err: unknown) => {
+      deps.logger?.warn("account page: tier check failed", { err, userId });
+      return "late" as const;
+    }),
+    findCustomerOf(deps.db, userId),
+  ]);
   let tier;
   if (checked === "late") {
     const recorded = await findRecordedTier(deps.db, userId);
     tier = isTierId(recorded) ? recorded : "free";
   } else tier = checked.tier;
   const lastVerified = checked !== "late" && checked.lastVerified ? new Date(checked.lastVerified) : null;
-  return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [] };
+  const periodEnd = checked !== "late" && checked.periodEnd ? new Date(checked.periodEnd) : null;
+  const billing = { periodEnd, renews: checked !== "late" && Boolean(checked.renews), hasBilling: Boolean(stripe && customer) };
+  return { tier, lastVerified, unverified: checked === "late", paymentsOn: Boolean(stripe), offers: stripe ? offersAbove(tier, stripeSettings.prices) : [], billing };
 }
 
-/** The NFTs of the person's wallets, as far as the indexer answers within the deadline. */
-function loadNfts(deps: PageDeps, userId: string): Promise<NftsView> {
-  return within(userNfts(deps.db, deps.billing.indexer, userId), INDEXER_DEADLINE_MS);
+/** The NFTs of the person's wallets, as far as the indexer answers within the deadline; null (no indexer call) without a wallet. */
+export async function loadNfts(ctx: SectionContext): Promise<NftsView | null> {
+  if (!(await ctx.once(walletsOf)).length) return null;
+  return within(userNfts(ctx.deps.db, ctx.deps.billing.indexer, ctx.session.user.id), INDEXER_DEADLINE_MS);
 }
 
 /** A page script, or null (logged) when it could not be built: the page renders without that control. */
-function orNull(deps: PageDeps, name: string, script: Promise<BrowserAsset>): Promise<BrowserAsset | null> {
+export function orNull(deps: PageDeps, name: string, script: Promise<BrowserAsset>): Promise<BrowserAsset | null> {
   return script.catch((err: unknown) => {
     deps.logger?.error(`${name} script build failed`, { err });
     return null;
   });
-}
-
-/** Everything the account page shows for the signed-in person, read in parallel. */
-export async function loadAccountView(deps: PageDeps, session: SessionWithUser, search: URLSearchParams): Promise<AccountView> {
-  const { db } = deps;
-  const user = session.user;
-  const [sessions, accounts, passkeys, twoFactor, identities, authorized, actingAgents, memberships, received, agents, script, walletScript, wallets, subscription, nfts, approvals] = await Promise.all([
-    listActiveSessions(db, user.id),
-    listLinkedAccounts(db, user.id),
-    listPasskeys(db, user.id),
-    findTwoFactorEnabled(db, user.id),
-    listBapIdentities(db, user.id),
-    listAuthorizedApps(db, user.id),
-    listActingAgents(db, user.id),
-    listMemberships(db, user.id),
-    // Invitations by address only for a verified address (see listInvitationsFor); otherwise the e-mailed link is the way in.
-    user.emailVerified ? listInvitationsFor(db, user.email) : Promise.resolve([]),
-    loadAgentAccess(db, user.id),
-    orNull(deps, "passkey", passkeyScript()),
-    orNull(deps, "wallet-connect", walletConnectScript()),
-    listConnections(db, user.id),
-    loadSubscription(deps, user.id),
-    loadNfts(deps, user.id),
-    loadPendingApprovals(db, user.id),
-  ]);
-  const orgIds = memberships.map((m) => m.organizationId);
-  const managed = memberships.filter((m) => canManage(m.role)).map((m) => m.organizationId);
-  const [members, invitations] = await Promise.all([listOrganizationMembers(db, orgIds), listPendingInvitations(db, managed)]);
-  return {
-    user: { id: user.id, name: user.name, email: user.email, emailVerified: Boolean(user.emailVerified) },
-    currentSessionId: session.session.id,
-    sessions,
-    accounts,
-    providers: deps.socialProviders,
-    passkeys,
-    passkeyControls: { basePath: BASE_PATH, scriptSrc: script?.path ?? null },
-    walletConnectControls: { scriptSrc: walletScript?.path ?? null },
-    twoFactorEnabled: twoFactor,
-    // plugins/key-sign-in/two-factor.ts is installed unless KEY_SIGN_IN_SKIPS_TWO_FACTOR.
-    keySignInAsksSecondFactor: deps.auth.options.plugins.some((p) => p.id === KEY_SIGN_IN_TWO_FACTOR_ID),
-    identities,
-    apps: authorized.map((app) => ({ ...app, agents: actingAgents.get(app.clientId) ?? [] })),
-    organizations: { memberships, members, invitations, received },
-    agents,
-    approvals,
-    subscription,
-    wallets,
-    nfts: wallets.length ? nfts : null,
-    notice: noticeWords(search.get("notice")) ?? subscriptionWords(search.get("subscription")),
-    error: errorWords(deps.auth, search.get("error")),
-  };
 }

@@ -3,7 +3,7 @@ import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
-import { accountForm, backWithError, replayThenBack } from "./outcome.js";
+import { accountForm, backWithError, outcomeHref, replayThenBack } from "./outcome.js";
 import type { PasskeyRow } from "../../../plugins/accounts/store.js";
 
 /** Passkeys: rename and delete here; adding one is client/passkeys.ts, straight to better-auth. */
@@ -53,7 +53,7 @@ export function PasskeysSection(props: { passkeys: PasskeyRow[] } & PasskeyContr
         hidden
         data-options-path={`${props.basePath}/passkey/generate-register-options`}
         data-verify-path={`${props.basePath}/passkey/verify-registration`}
-        data-done="/account?notice=passkey-added#passkeys"
+        data-done={outcomeHref("passkeys", "notice=passkey-added")}
       >
         <label for="passkey-add-name">Name for the new passkey</label>
         <input id="passkey-add-name" name="name" type="text" maxlength={100} placeholder="e.g. Work laptop" />

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { callAuth, readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { Section } from "./format.js";
-import { accountForm, ACCOUNT_PATH, backWithError, backWithNotice, replayThenBack } from "./outcome.js";
+import { accountForm, backWithError, backWithNotice, outcomeHref, replayThenBack } from "./outcome.js";
 
 export function ProfileSection(props: { name: string; email: string; emailVerified: boolean }) {
   return (
@@ -39,7 +39,7 @@ async function changeEmail(c: PageContext) {
   if (!newEmail) return backWithError(null, "profile", "INVALID_INPUT");
   // Re-authentication (plugins/account-email): the password, unless the session is only minutes old.
   const reauth = form.password ? { currentPassword: form.password } : {};
-  const upstream = await callAuth(c, "/change-email", { newEmail, ...reauth, callbackURL: `${c.var.page.authUrl}${ACCOUNT_PATH}?notice=email-changed` });
+  const upstream = await callAuth(c, "/change-email", { newEmail, ...reauth, callbackURL: `${c.var.page.authUrl}${outcomeHref("profile", "notice=email-changed")}` });
   if (!upstream.ok) return backWithError(upstream, "profile");
   // plugins/account-email says which: changed now, or a confirmation mail went out.
   const data = (await upstream.clone().json().catch(() => null)) as { message?: unknown } | null;

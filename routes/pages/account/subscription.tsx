@@ -9,6 +9,7 @@ import { redirectWith } from "../render.js";
 import { PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
 import { accountForm, backWithError } from "./outcome.js";
+import { BillingPart, type BillingView } from "./billing.js";
 
 /** What the tier section shows: the tier NFT ownership says the person holds, and what can be bought. */
 export interface SubscriptionView {
@@ -21,6 +22,8 @@ export interface SubscriptionView {
   offers: Array<{ tierId: PaidTierId; intervals: Interval[] }>;
   /** Whether this server takes payments at all (STRIPE_SECRET_KEY). */
   paymentsOn: boolean;
+  /** The paid period and the "Manage billing" button (./billing.tsx). */
+  billing: BillingView;
 }
 
 const PAID_ORDER: readonly TierId[] = ["free", ...PAID_TIER_IDS];
@@ -50,6 +53,7 @@ export function SubscriptionSection(props: { view: SubscriptionView }) {
           </span>
         ) : null}
       </p>
+      <BillingPart view={props.view.billing} />
       {unverified ? <p class="muted">We could not check your plan's NFT just now, so this is the plan we last saw. Reload the page in a minute to check again.</p> : null}
       <p>It includes:</p>
       <ul>
@@ -57,7 +61,7 @@ export function SubscriptionSection(props: { view: SubscriptionView }) {
           <li>{f}</li>
         ))}
       </ul>
-      {tier !== "free" ? <p class="muted">Your plan comes from the plan NFT in one of your connected wallets. Keep that wallet connected to keep the plan.</p> : null}
+      {tier !== "free" ? <p class="muted">Your plan comes from the plan NFT in one of your connected wallets. Keep that wallet connected to keep the plan; it counts while its period is paid.</p> : null}
       {offers.length ? (
         <>
           <h3>Upgrade</h3>
@@ -98,7 +102,7 @@ async function checkout(c: PageContext) {
   const form = v.safeParse(CheckoutForm, await readForm(c));
   if (!form.success) return backWithError(null, "subscription", "INVALID_INPUT");
   const { page, session } = c.var;
-  const deps = { stripe: page.billing.stripe, settings: page.billing.stripeSettings, authUrl: page.authUrl, logger: page.logger };
+  const deps = { stripe: page.billing.stripe, settings: page.billing.stripeSettings, authUrl: page.authUrl, db: page.db, logger: page.logger };
   try {
     const { url } = await startCheckout(deps, session.user, form.output.tier, form.output.interval);
     return redirectWith(null, url);

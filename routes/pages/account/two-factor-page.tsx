@@ -1,6 +1,7 @@
 import { raw } from "hono/html";
 import { renderSVG } from "uqr";
 import { ErrorNote, Layout } from "../layout.js";
+import { sectionHref } from "./pages.js";
 
 /**
  * The pages between "Set up two-factor" and "Two-factor is on": scan or type the secret, prove
@@ -54,7 +55,7 @@ export function TwoFactorVerifyPage(props: { error: string }) {
       <p class="muted">Codes change every 30 seconds: type the one your app shows now. If your app has no entry for this account, go back to your account and set up two-factor again.</p>
       <VerifyForm />
       <p>
-        <a href="/account#two-factor">Back to your account</a>
+        <a href={sectionHref("two-factor")}>Back to your account</a>
       </p>
     </Layout>
   );
@@ -76,7 +77,7 @@ export function BackupCodesPage(props: { codes: string[]; justEnabled: boolean }
         ))}
       </ul>
       <p>
-        <a href="/account#two-factor">I have saved them: back to your account</a>
+        <a href={sectionHref("two-factor")}>I have saved them: back to your account</a>
       </p>
     </Layout>
   );

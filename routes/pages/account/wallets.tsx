@@ -6,7 +6,7 @@ import { readForm } from "../form-replay.js";
 import type { PageContext, PageEnv } from "../page-env.js";
 import { AccountTable, PostButton } from "./account-table.js";
 import { Section, When } from "./format.js";
-import { accountForm, backWith, backWithError, backWithNotice } from "./outcome.js";
+import { accountForm, backWith, backWithError, backWithNotice, outcomeHref } from "./outcome.js";
 import type { BapIdentityRow } from "../../../plugins/accounts/store.js";
 
 /**
@@ -84,7 +84,7 @@ function ConnectWallet(props: { identities: BapIdentityRow[]; scriptSrc: string 
   if (!props.identities.length) return <p class="muted">Add a BAP identity (above), or confirm a suspended one, to connect wallets to it.</p>;
   return (
     <>
-      <form id="wallet-connect" hidden data-challenge-path={`${CONNECT_TOKEN_PATH}/challenge`} data-connect-path={CONNECT_TOKEN_PATH} data-done="/account?notice=wallet-connected#wallets">
+      <form id="wallet-connect" hidden data-challenge-path={`${CONNECT_TOKEN_PATH}/challenge`} data-connect-path={CONNECT_TOKEN_PATH} data-done={outcomeHref("wallets", "notice=wallet-connected")}>
         <label for="wallet-connect-identity">Identity to connect a wallet to</label>
         <select id="wallet-connect-identity" name="bapId">
           {props.identities.map((i) => (
