@@ -41,6 +41,7 @@ import { resourcePolicy } from "./plugins/resource-policy/index.js";
 import { tokenExchange } from "./plugins/token-exchange/index.js";
 import { authorizationDetails } from "./plugins/authorization-details/index.js";
 import { pushedAuthorization } from "./plugins/pushed-authorization/index.js";
+import { ciba } from "./plugins/ciba/index.js";
 import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -111,6 +112,19 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
   const pushed = pushedAuthorization({ ttl: config.par.requestUriTtl, required: config.par.required, scopes: SCOPES, policy: resources.policy, endpointUrl: url(`${BASE_PATH}${AUTH_PATHS.par}`) });
   const selectedIdentity = selectedIdentityReader(database);
   const userInfoProfile = userInfoProfileClaims(selectedIdentity);
+  // OpenID CIBA: an agent asks a person's approval out of band; the person answers on our /ciba page.
+  const backchannel = ciba({
+    db: database.db,
+    send,
+    approvalUrl: (id) => url(`/ciba/${encodeURIComponent(id)}`),
+    ttl: config.ciba.requestTtl,
+    pollInterval: config.ciba.pollInterval,
+    maxPending: config.ciba.maxPending,
+    safeFetch,
+    development: config.env !== "production",
+    keySignInPath: `/sign-in/${config.sigmaServiceName}`,
+    logger,
+  });
   // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
   const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
 
@@ -293,6 +307,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           exchange.extension,
           details.extension,
           pushed.extension,
+          backchannel.extension,
         ],
       }),
       // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
@@ -302,6 +317,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       exchange.plugin,
       details.plugin,
       pushed.plugin,
+      backchannel.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

@@ -28,6 +28,7 @@ import { NO_REVOCATION_CHAIN, type RevocationChain } from "./plugins/certificate
 import { startMintWorker, type MintWorkerOptions } from "./plugins/subscriptions/worker.js";
 import { startClientExpiry } from "./plugins/registration-management/expiry.js";
 import { startAssertionExpiry } from "./plugins/client-keys/assertion-expiry.js";
+import { startCibaExpiry } from "./plugins/ciba/expiry.js";
 import { startAuditRetention, type AuditRetentionOptions } from "./plugins/audit/retention.js";
 import { certificateTypeId, findCertificateTypeByKey } from "./plugins/certificates/catalog.js";
 import { arcRevocationChain } from "./plugins/certificates/arc-chain.js";
@@ -109,6 +110,8 @@ export async function start(config: Config, options: StartOptions = {}) {
   const expiry = config.anonymousClientTtlDays > 0 ? startClientExpiry({ db: database.db, ttlDays: config.anonymousClientTtlDays, logger }) : null;
   // Spent private_key_jwt assertions' single-use records, once expired (plugins/client-keys).
   const assertionExpiry = startAssertionExpiry({ db: database.db, logger });
+  // CIBA requests an hour past their expiry (plugins/ciba).
+  const cibaExpiry = startCibaExpiry({ db: database.db, logger });
   // Every instance runs the rounds; the one holding the lease prunes (plugins/audit/retention.ts).
   const auditRetention = config.auditLogRetentionDays > 0 ? startAuditRetention({ db: database.db, logger, retentionDays: config.auditLogRetentionDays, ...options.auditRetention }) : null;
   // Per-client analytics counted in memory by the hooks, written every ANALYTICS_FLUSH_MS and at close (plugins/analytics/flush.ts).
@@ -208,6 +211,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       await mintWorker?.stop();
       expiry?.stop();
       assertionExpiry.stop();
+      cibaExpiry.stop();
       revocationWatch?.stop();
       await auditRetention?.stop();
       // The counts of the last requests, before the database closes.

@@ -16,6 +16,7 @@ export const AUTH_PATHS = {
   register: "/oauth2/register",
   userinfo: "/oauth2/userinfo",
   deviceCode: "/device/code",
+  backchannelAuthentication: "/oauth2/bc-authorize",
   getSession: "/get-session",
 } as const;
 
@@ -71,6 +72,7 @@ export const AUTH_ENDPOINTS: ReadonlyMap<string, AuthEndpoint> = new Map<string,
   [AUTH_PATHS.introspect, endpoint("client", { oauth: CLIENT_ENDPOINT })], // RFC 7662 §2.3
   [AUTH_PATHS.revoke, endpoint("client", { oauth: CLIENT_ENDPOINT, clientIdSuffices: true })], // RFC 7009 §2.2.1
   [AUTH_PATHS.deviceCode, endpoint("client", { oauth: CLIENT_ENDPOINT, clientIdSuffices: true })], // RFC 8628 §3.2
+  [AUTH_PATHS.backchannelAuthentication, endpoint("client", { oauth: CLIENT_ENDPOINT })], // CIBA §13
   [AUTH_PATHS.userinfo, endpoint("token", { oauth: { ...CLIENT_ENDPOINT, unauthorized: "invalid_token" } })], // OIDC Core §5.3.3, RFC 6750 §3.1
   ["/capability/list", endpoint("agent", { optionalAgentJwt: true })],
   ["/capability/describe", endpoint("agent", { optionalAgentJwt: true })],

@@ -78,6 +78,9 @@ export const EnvSchema = v.object({
   BACKUP_MAX_BYTES: v.pipe(v.optional(v.string(), String(5 * 1024 * 1024)), v.transform(Number), v.integer("must be a whole number of bytes"), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
   DEVICE_CODE_TTL: Seconds(600),
   DEVICE_POLL_INTERVAL: Seconds(5),
+  CIBA_REQUEST_TTL: v.pipe(v.optional(v.string(), "300"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(30), v.maxValue(3600, "must be at most 3600 (an hour)")),
+  CIBA_POLL_INTERVAL: v.pipe(v.optional(v.string(), "5"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(1), v.maxValue(60)),
+  CIBA_MAX_PENDING: v.pipe(v.optional(v.string(), "5"), v.transform(Number), v.integer("must be a whole number of requests"), v.minValue(1), v.maxValue(100)),
   TOKEN_EXCHANGE_MAX_DEPTH: v.pipe(v.optional(v.string(), "3"), v.transform(Number), v.integer("must be a whole number of delegation levels"), v.minValue(1), v.maxValue(10)),
   PAR_REQUEST_URI_TTL: v.pipe(v.optional(v.string(), "60"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(1), v.maxValue(600)),
   REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: Bool,
@@ -283,6 +286,8 @@ function settingsOf(e: Env) {
     backupMaxBytes: e.BACKUP_MAX_BYTES,
     /** RFC 8628 device grant: code lifetime and minimum polling interval (s). */
     device: Object.freeze({ codeTtl: e.DEVICE_CODE_TTL, pollInterval: e.DEVICE_POLL_INTERVAL }),
+    /** OpenID CIBA: a request's lifetime (and the most requested_expiry gets), the polling interval (s), and how many requests one person may have waiting. */
+    ciba: Object.freeze({ requestTtl: e.CIBA_REQUEST_TTL, pollInterval: e.CIBA_POLL_INTERVAL, maxPending: e.CIBA_MAX_PENDING }),
     /** RFC 8693 token exchange: how many actors a delegated token may name (`act`, `act.act`, ...). */
     tokenExchangeMaxDepth: e.TOKEN_EXCHANGE_MAX_DEPTH,
     /**

@@ -104,6 +104,11 @@ export const OAUTH_ERROR_CODES = {
   // RFC 9449 §5, §8 (DPoP at the token endpoint; 401 with WWW-Authenticate at a resource, §7.1, §9).
   invalid_dpop_proof: { status: 400 },
   use_dpop_nonce: { status: 400 },
+  // OpenID CIBA §13 (backchannel authentication endpoint).
+  unknown_user_id: { status: 400 },
+  invalid_binding_message: { status: 400 },
+  // RFC 9396 §5 (rich authorization requests).
+  invalid_authorization_details: { status: 400 },
 } as const satisfies Record<string, { status: number }>;
 export type OAuthErrorCode = keyof typeof OAUTH_ERROR_CODES;
 

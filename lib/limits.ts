@@ -49,7 +49,7 @@ export const LIMITS = {
   // --- machines and signed-in sessions: per credential -------------------------------------
   client: {
     key: "client", points: 5000, windowSeconds: 1, setting: "CLIENT_RATE_LIMIT",
-    where: "/oauth2/token, /oauth2/introspect, /oauth2/revoke, /device/code, per authenticated client",
+    where: "/oauth2/token, /oauth2/introspect, /oauth2/revoke, /device/code, /oauth2/bc-authorize, per authenticated client",
   },
   token: { key: "token", points: 5000, windowSeconds: 1, setting: "TOKEN_RATE_LIMIT", where: "/oauth2/userinfo and /oauth2/register/<id> (RFC 7592), per bearer token" },
   agent: { key: "agent", points: 1000, windowSeconds: 1, setting: "AGENT_RATE_LIMIT", where: "/agent/* and /capability/* (execute, status, ...), per agent or host" },

@@ -16,6 +16,7 @@ export interface Database {
   bapProfileDraft: BapProfileDraftTable;
   bapPublication: BapPublicationTable;
   bapWalletBinding: BapWalletBindingTable;
+  cibaRequest: CibaRequestTable;
   clientBranding: ClientBrandingTable;
   clientDailyCount: ClientDailyCountTable;
   clientDailyUser: ClientDailyUserTable;
@@ -212,6 +213,29 @@ export interface BapWalletBindingTable {
   challenge: Nullable<string>;
   challengeExpiresAt: Nullable<Timestamp>;
   verifiedAt: Nullable<Timestamp>;
+}
+
+export interface CibaRequestTable {
+  id: string;
+  authReqIdHash: string;
+  clientId: string;
+  userId: string;
+  referenceId: Nullable<string>;
+  scope: string;
+  bindingMessage: Nullable<string>;
+  authorizationDetails: Nullable<string>;
+  acrValues: Nullable<string>;
+  strong: Bool;
+  status: string;
+  deliveryMode: string;
+  notificationToken: Nullable<string>;
+  pingAuthReqId: Nullable<string>;
+  dpopJkt: Nullable<string>;
+  interval: number;
+  lastPolledAt: Nullable<Timestamp>;
+  expiresAt: Timestamp;
+  decidedAt: Nullable<Timestamp>;
+  createdAt: Timestamp;
 }
 
 export interface ClientBrandingTable {
@@ -413,6 +437,8 @@ export interface OauthClientTable {
   memberPubkey: Nullable<string>;
   public: Nullable<Bool>;
   type: Nullable<string>;
+  backchannelTokenDeliveryMode: Nullable<string>;
+  backchannelClientNotificationEndpoint: Nullable<string>;
 }
 
 export interface OauthClientAssertionTable {
@@ -628,6 +654,7 @@ export const STORED_KINDS: { readonly [T in keyof Database]: { readonly [C in ke
   bapProfileDraft: { createdAt: "date", updatedAt: "date" },
   bapPublication: { createdAt: "date" },
   bapWalletBinding: { challengeExpiresAt: "date", verifiedAt: "date" },
+  cibaRequest: { strong: "bool", lastPolledAt: "date", expiresAt: "date", decidedAt: "date", createdAt: "date" },
   clientBranding: { createdAt: "date", updatedAt: "date" },
   clientDailyCount: {  },
   clientDailyUser: {  },

@@ -32,6 +32,8 @@ export interface ClientRow {
   metadata?: unknown;
   memberPubkey?: string | null;
   ownerBapId?: string | null;
+  backchannelTokenDeliveryMode?: string | null;
+  backchannelClientNotificationEndpoint?: string | null;
 }
 
 const seconds = (value: Date | string | null | undefined) => (value ? Math.floor(new Date(value).getTime() / 1000) : undefined);
@@ -66,6 +68,9 @@ export function clientInformation(row: ClientRow): Record<string, unknown> {
     owner_bap_id: row.ownerBapId,
     // RFC 9126 §6, kept in the client's metadata (plugins/pushed-authorization).
     ...(clientRequiresPar(row.metadata) ? { [REQUIRE_PAR_FIELD]: true } : {}),
+    // OpenID CIBA §4 (plugins/ciba), set at registration.
+    backchannel_token_delivery_mode: row.backchannelTokenDeliveryMode,
+    backchannel_client_notification_endpoint: row.backchannelClientNotificationEndpoint,
   };
   return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== null && value !== undefined));
 }
@@ -93,7 +98,7 @@ const FIXED = {
 } as const;
 
 /** Read-only members a client sends back from its information; ignored (RFC 7592 §2.2). */
-const IGNORED = new Set(["client_id", "client_secret", "client_secret_expires_at", "client_id_issued_at", "registration_access_token", "registration_client_uri", "member_pubkey", "owner_bap_id", "jwks_uri", "jwks"]);
+const IGNORED = new Set(["client_id", "client_secret", "client_secret_expires_at", "client_id_issued_at", "registration_access_token", "registration_client_uri", "member_pubkey", "owner_bap_id", "jwks_uri", "jwks", "backchannel_token_delivery_mode", "backchannel_client_notification_endpoint"]);
 
 /** A client that never redirects: its grants are all without a browser (client credentials, token exchange). */
 export function usesNoRedirect(row: ClientRow): boolean {

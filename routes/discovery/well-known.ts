@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Auth } from "../../auth.config.js";
 import { ES256K } from "../../lib/es256k.js";
 import { mcpResourceMetadata } from "../../lib/mcp-resource.js";
+import { ACR_VALUES_SUPPORTED } from "../../plugins/ciba/index.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 
 /**
@@ -30,6 +31,9 @@ function finish(metadata: Record<string, unknown>, issuer: string) {
   for (const key of ["token_endpoint_auth_signing_alg_values_supported", "introspection_endpoint_auth_signing_alg_values_supported", "revocation_endpoint_auth_signing_alg_values_supported"]) {
     if (Array.isArray(out[key]) && !out[key].includes(ES256K)) out[key] = [...out[key], ES256K];
   }
+  // OIDC Discovery §3: the authentication context classes CIBA requests may ask for (plugins/ciba);
+  // oauth-provider's own list names only "0".
+  if ("acr_values_supported" in out) out.acr_values_supported = [...ACR_VALUES_SUPPORTED];
   // RFC 8414 §2 / OIDC Discovery §3: the developer documentation, our agent orientation document.
   out.service_documentation = `${issuer}/llms.txt`;
   return JSON.stringify(out);

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { accountRoutes } from "./account/index.js";
 import { agentApprovalRoutes } from "./agent-approval.js";
 import { certificatePageRoutes } from "./certificates.js";
+import { cibaPageRoutes } from "./ciba.js";
 import { ASSETS_PATH, assetRoutes } from "./assets.js";
 import { consentRoutes } from "./consent.js";
 import { devicePageRoutes } from "./device.js";
@@ -37,6 +38,8 @@ export function pageRoutes(deps: PageDeps) {
       // RFC 8628 verification page, and the agent approval page (agent-auth's verification_uri).
       .route("/", devicePageRoutes)
       .route("/", agentApprovalRoutes)
+      // OpenID CIBA: approve or deny an application's backchannel request.
+      .route("/", cibaPageRoutes)
       .route("/", errorRoutes)
       // The certificate catalog for people: /certificates and /certificates/<slug>.
       .route("/certificates", certificatePageRoutes)

@@ -137,7 +137,8 @@ describe("account page", () => {
     await expect(app.textContent()).resolves.toContain("Notes App");
     await expect(app.textContent()).resolves.toMatch(/See your e-mail address/);
     await expect(section(page, "agents").getByRole("heading", { level: 2 }).textContent()).resolves.toBe("Agents");
-    await labelled(page, 2);
+    await expect(section(page, "approvals").textContent()).resolves.toContain("No application is waiting for your approval.");
+    await labelled(page, 3);
 
     // Revoke the app from the page: consent and tokens go; the answer is the same page.
     await submitWith(page, "Revoke Notes App");

@@ -19,7 +19,7 @@ const browser = useBrowser();
 const PAGES = [
   { path: "/account/security", title: "Profile and security", sections: ["profile", "sessions", "accounts", "passkeys", "two-factor"] },
   { path: "/account/identities", title: "Identities, wallets and NFTs", sections: ["identities", "wallets", "nfts"] },
-  { path: "/account/apps", title: "Apps, agents and delegations", sections: ["apps", "agents"] },
+  { path: "/account/apps", title: "Apps, agents and delegations", sections: ["apps", "agents", "approvals"] },
   { path: "/account/organizations", title: "Organizations", sections: ["organizations"] },
   { path: "/account/plan", title: "Plan, billing, branding and analytics", sections: ["subscription", "branding", "analytics", "support"] },
 ];

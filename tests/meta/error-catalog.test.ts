@@ -95,7 +95,7 @@ describe("error catalogs: sources", () => {
         return false;
       }
     });
-    expect(withCodes.sort()).toEqual(["account-email", "account-responses", "agents", "key-sign-in", "profile-fields", "social", "subscriptions"]);
+    expect(withCodes.sort()).toEqual(["account-email", "account-responses", "agents", "ciba", "key-sign-in", "profile-fields", "social", "subscriptions"]);
     for (const dir of withCodes) expect(readFileSync(join(ROOT, "plugins", dir, "index.ts"), "utf8"), dir).toMatch(/\$ERROR_CODES:/);
   });
 
@@ -122,7 +122,7 @@ describe("error families", () => {
   });
 
   it("names only listed codes for the answers better-auth's router gives on OAuth endpoints", () => {
-    expect([...OAUTH_ROUTES.keys()].sort()).toEqual(["/device/code", "/oauth2/introspect", "/oauth2/par", "/oauth2/register", "/oauth2/revoke", "/oauth2/token", "/oauth2/userinfo"].map((p) => BASE_PATH + p).sort());
+    expect([...OAUTH_ROUTES.keys()].sort()).toEqual(["/device/code", "/oauth2/bc-authorize", "/oauth2/introspect", "/oauth2/par", "/oauth2/register", "/oauth2/revoke", "/oauth2/token", "/oauth2/userinfo"].map((p) => BASE_PATH + p).sort());
     for (const route of OAUTH_ROUTES.values()) for (const status of [400, 401, 413, 415, 429]) expect(OAUTH_ERROR_CODES).toHaveProperty(oauthCodeFor(route, status));
     expect(oauthCodeFor(OAUTH_ROUTES.get(`${BASE_PATH}/oauth2/userinfo`)!, 401)).toBe("invalid_token");
     expect(oauthCodeFor(OAUTH_ROUTES.get(`${BASE_PATH}/oauth2/register`)!, 400)).toBe("invalid_client_metadata");

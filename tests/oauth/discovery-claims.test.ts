@@ -22,7 +22,7 @@ describe("discovery", () => {
       expect(m.code_challenge_methods_supported).toEqual(["S256"]);
       expect(m.scopes_supported).toEqual(["openid", "profile", "email", "offline_access", "backup:read", "backup:write", "service:read"]);
       expect(m.response_types_supported).toEqual(["code"]);
-      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:device_code"]);
+      expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:openid:params:grant-type:ciba", "urn:ietf:params:oauth:grant-type:device_code"]);
       expect(m.device_authorization_endpoint).toBe(`${server.url}/api/auth/device/code`);
       expect(m.authorization_response_iss_parameter_supported).toBe(true);
     });
@@ -38,7 +38,7 @@ describe("discovery", () => {
 
   it("every advertised endpoint answers (none is a 404)", async () => {
     const m = (await server.api("/.well-known/openid-configuration")).json;
-    for (const key of ["token_endpoint", "registration_endpoint", "introspection_endpoint", "revocation_endpoint"]) {
+    for (const key of ["token_endpoint", "registration_endpoint", "introspection_endpoint", "revocation_endpoint", "backchannel_authentication_endpoint"]) {
       const res = await fetch(m[key], { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url }, body: "" });
       expect(res.status, key).not.toBe(404);
       expect(res.status, key).toBeLessThan(500);

@@ -38,6 +38,7 @@ const PAGES = [
     sections: [
       ["apps", "Apps and delegations"],
       ["agents", "Agents"],
+      ["approvals", "Requests waiting for you"],
     ],
   },
   {

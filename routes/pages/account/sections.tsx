@@ -7,6 +7,7 @@ import { listAuthorizedApps } from "../../../plugins/oauth-store/grants.js";
 import { passkeyScript, walletConnectScript } from "../assets.js";
 import { AgentAccessSection, loadAgentAccess } from "./agents.js";
 import { AppsSection } from "./apps.js";
+import { ApprovalsSection, loadPendingApprovals } from "./approvals.js";
 import { IdentitiesSection } from "./identities.js";
 import { LinkedAccountsSection } from "./linked-accounts.js";
 import { bapIdentitiesOf, linkedAccountsOf, loadNfts, loadSubscription, orNull, walletsOf, type SectionContext } from "./load.js";
@@ -40,6 +41,7 @@ export const SECTION_VIEWS: { readonly [id in SectionId]?: SectionView } = {
   nfts: async (ctx) => <NftsSection nfts={await loadNfts(ctx)} />,
   apps: showApps,
   agents: async ({ deps, session }) => <AgentAccessSection view={await loadAgentAccess(deps.db, session.user.id)} />,
+  approvals: async ({ deps, session }) => <ApprovalsSection approvals={await loadPendingApprovals(deps.db, session.user.id)} />,
   organizations: showOrganizations,
   subscription: async (ctx) => <SubscriptionSection view={await ctx.once(loadSubscription)} />,
   branding: async (ctx) => <BrandingSection view={await loadBranding(ctx.deps, ctx.session.user.id, (await ctx.once(loadSubscription)).tier)} />,
