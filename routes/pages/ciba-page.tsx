@@ -1,3 +1,5 @@
+import { describeAuthorizationDetails } from "../../plugins/authorization-details/details.js";
+import type { AuthorizationDetail } from "../../plugins/authorization-details/types.js";
 import { sectionHref } from "./account/pages.js";
 import { ScopeList } from "./consent-page.js";
 import { DecisionForm, DonePage, ErrorNote, Layout } from "./layout.js";
@@ -9,8 +11,8 @@ export interface CibaRequestView {
   clientUri: string | null;
   bindingMessage: string | null;
   scopes: string[];
-  /** RFC 9396 authorization_details, each with its `type`. */
-  details: Array<{ type: string } & Record<string, unknown>>;
+  /** RFC 9396 authorization_details, as checked when the request was made. */
+  details: AuthorizationDetail[];
   expiresAt: Date;
   /** The request asks for a passkey or identity-key sign-in (acr phr). */
   strong: boolean;
@@ -18,18 +20,15 @@ export interface CibaRequestView {
   strongSession: boolean;
 }
 
-/** Each authorization the client asks for: its type, and what it names. */
+/** Each authorization the client asks for, in words (plugins/authorization-details, as on the consent page). */
 function DetailsList(props: { details: CibaRequestView["details"] }) {
   if (!props.details.length) return null;
   return (
     <>
       <p>It asks in particular for:</p>
       <ul class="details">
-        {props.details.map(({ type, ...rest }) => (
-          <li>
-            <strong>{type}</strong>
-            {Object.keys(rest).length ? <pre>{JSON.stringify(rest, null, 2)}</pre> : null}
-          </li>
+        {describeAuthorizationDetails(props.details).map((words) => (
+          <li>{words}</li>
         ))}
       </ul>
     </>

@@ -1,3 +1,4 @@
+import { describeAuthorizationDetails } from "../../plugins/authorization-details/details.js";
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -242,15 +243,20 @@ describe("the backchannel authentication endpoint refuses", () => {
 });
 
 describe("authorization_details", () => {
-  it("are kept as validated and come back with the tokens", async () => {
+  it("are checked per type as at authorize, shown in words, and come back with the tokens", async () => {
     const client = await registerCibaClient(server);
     const person = await signUp(server);
-    const details = [{ type: "payment_initiation", instructedAmount: { currency: "USD", amount: "1000" } }];
+    const unknown = await backchannel(client, { scope: "openid", login_hint: person.email, authorization_details: JSON.stringify([{ type: "payment_initiation", instructedAmount: { currency: "USD", amount: "1000" } }]) });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error).toBe("invalid_authorization_details");
+    const details = [{ type: "payment_transfer", instructedAmount: { currency: "USD", amount: "1000" }, creditorAccount: { address: "1BoatSLRHtKNngkdXEeobR76b53LETtpyT" } }];
     const res = await backchannel(client, { scope: "openid", login_hint: person.email, authorization_details: JSON.stringify(details) });
     expect(res.status).toBe(200);
     const link = await approvalLink(box, person.email);
     const page = await server.api(link.pathname, { cookie: person.cookie });
-    expect(page.text).toContain("payment_initiation");
+    const [words] = describeAuthorizationDetails(details as never);
+    expect(words).toMatch(/1000/);
+    expect(page.text).toContain(words!.replace(/&/g, "&amp;"));
     await decide(server, person.cookie, requestIdOf(link), "approve");
     await sleep(POLL_INTERVAL * 1000 + 100);
     const tokens = await poll(client, res.json.auth_req_id);
