@@ -1,4 +1,5 @@
 import { CheckoutBody } from "../../routes/subscription/subscription.js";
+import { ref, record } from "../schemas.js";
 import { BAD_INPUT, jsonBody, jsonResponse, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
 /** routes/subscription/subscription.ts: paid tiers (Stripe Checkout, webhook, status). */
@@ -6,7 +7,7 @@ const status: Operation = {
   tags: ["Subscription"],
   summary: "The signed-in user's tier and subscription",
   security: SESSION,
-  responses: { 200: jsonResponse("Tier and subscription status."), ...problemResponses(UNAUTHORIZED) },
+  responses: { 200: jsonResponse("Tier and subscription status.", ref("TierStatus")), ...problemResponses({ ...UNAUTHORIZED, 503: "The ownership index did not answer (Retry-After)." }) },
 };
 
 export const subscriptionPaths: Paths = {
@@ -30,7 +31,7 @@ export const subscriptionPaths: Paths = {
       security: PUBLIC,
       parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
       requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
-      responses: { 200: jsonResponse("Event received."), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured." }) },
+      responses: { 200: jsonResponse("Event received.", record("Received (`duplicate` when the event was seen before).", { received: { type: "boolean", const: true }, duplicate: { type: "boolean", const: true } }, ["duplicate"])), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured." }) },
     },
   },
   // The published Sigma client asks under {base_url}: the same handler.
