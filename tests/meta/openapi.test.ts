@@ -81,7 +81,7 @@ describe("the OpenAPI document", () => {
     const doc = await (await fetch(`${server.url}/api/openapi.json`)).json();
     expect(doc.paths["/api/backup/sync"].post.responses["400"].content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
     expect(doc.paths[`${BASE_PATH}/oauth2/token`].post.responses["400"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/OAuthError" });
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["sessionCookie", "bearer", "bitcoinAuth", "clientAuth"]));
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKeyCookie", "bearerAuth", "oauth2", "openIdConnect", "bitcoinAuth", "clientAuth"]));
   });
 });
 
