@@ -3,7 +3,7 @@ import type { Auth } from "../auth.config.js";
 import { OAUTH_ROUTES } from "../lib/error-families.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
 import { BETTER_AUTH_REQUESTS, BETTER_AUTH_SUCCESS, CLIENT_INFORMATION } from "./better-auth-answers.js";
-import { BETTER_AUTH_ERROR_REF, oauthErrorResponses, PROBLEM_REF, SESSION, type Operation, type Paths, type Schema } from "./components.js";
+import { BETTER_AUTH_ERROR_REF, OAUTH_ERROR_REF, oauthErrorResponses, PROBLEM_REF, SESSION, type Operation, type Paths, type Schema } from "./components.js";
 
 /**
  * better-auth's own endpoints, described by better-auth's OpenAPI generator (the `openAPI`
@@ -157,7 +157,13 @@ function adapt(path: string, method: string, op: Operation): Operation {
 function oauthErrors(path: string, withBody: boolean): Record<string, unknown> {
   return {
     ...oauthErrorResponses([400, 401, 403, 404, 429, 503]),
-    ...(withBody ? oauthErrorResponses([413, 415]) : {}),
+    ...(withBody
+      ? {
+          // Past the limit at the edge (a declared length) a problem; counted while streaming, an RFC 6749 object.
+          413: { description: "The body is larger than 1 MiB.", content: { ...problem, "application/json": { schema: { $ref: OAUTH_ERROR_REF } } } },
+          ...oauthErrorResponses([415]),
+        }
+      : {}),
   };
 }
 

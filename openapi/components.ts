@@ -1,5 +1,6 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
+import { AUTH_PATHS } from "../lib/auth-endpoints.js";
 import { BASE_PATH } from "../lib/mount-paths.js";
 
 /**
@@ -69,6 +70,7 @@ export const schemas: Record<string, Schema> = {
 /** The security schemes; oauth2 and openIdConnect name this deployment's endpoints. */
 export function securitySchemes(authUrl: string, scopes: Record<string, string>) {
   const base = authUrl.replace(/\/$/, "") + BASE_PATH;
+  const tokenUrl = base + AUTH_PATHS.token;
   return {
     apiKeyCookie: {
       type: "apiKey",
@@ -81,8 +83,8 @@ export function securitySchemes(authUrl: string, scopes: Record<string, string>)
       type: "oauth2",
       description: "OAuth 2.1: the authorization code flow with PKCE (S256) for people, client credentials for machine clients. Register a client first (POST /api/auth/oauth2/register, RFC 7591).",
       flows: {
-        authorizationCode: { authorizationUrl: `${base}/oauth2/authorize`, tokenUrl: `${base}/oauth2/token`, refreshUrl: `${base}/oauth2/token`, scopes },
-        clientCredentials: { tokenUrl: `${base}/oauth2/token`, refreshUrl: `${base}/oauth2/token`, scopes },
+        authorizationCode: { authorizationUrl: `${base}/oauth2/authorize`, tokenUrl, refreshUrl: tokenUrl, scopes },
+        clientCredentials: { tokenUrl, refreshUrl: tokenUrl, scopes },
       },
     },
     openIdConnect: { type: "openIdConnect", openIdConnectUrl: `${authUrl.replace(/\/$/, "")}/.well-known/openid-configuration`, description: "OpenID Connect Discovery 1.0." },
