@@ -1,5 +1,7 @@
+import { OwnershipQuery } from "../../plugins/wallet/ownership.js";
+import { ByBapId, Connect, SetPayment, SetPrimary } from "../../routes/wallet/wallet.js";
 import { ref, record } from "../schemas.js";
-import { BAD_INPUT, jsonResponse, problemResponses, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
+import { BAD_INPUT, jsonBody, jsonResponse, problemResponses, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
 /**
  * routes/wallet/wallet.ts: wallets connected to the signed-in user's identities. One router, two mounts:
@@ -19,7 +21,6 @@ const CONNECTED = record("The connected wallet.", { success: { type: "boolean", 
 const NFTS = { type: "array", items: ref("Nft") };
 const ADDRESSES = { type: "array", items: str };
 const bapIdQuery = { name: "bapId", in: "query", required: true, schema: { type: "string" } };
-const body = (description: string) => ({ required: true, content: { "application/json": { schema: { type: "object", description } } } });
 const op = (summary: string, answer: Record<string, unknown>, extra: Operation = {}): Operation => ({ tags: ["Wallets"], summary, security: SESSION, responses: { 200: jsonResponse(String(answer.description ?? "OK."), answer), ...errors }, ...extra });
 
 function walletPaths(prefix: string, operationPrefix: string): Paths {
@@ -30,7 +31,7 @@ function walletPaths(prefix: string, operationPrefix: string): Paths {
       post: op(
         "Connect a wallet (a Bitcoin-Auth authToken by the wallet's key over /api/wallet/connect and the body {\"bapId\":\"<bapId>\"}, or an EVM signature over the challenge)",
         CONNECTED,
-        { ...id("Connect"), requestBody: body("{bapId, authToken} or {bapId, connectionMethod: 'evm', address, message, signature}") },
+        { ...id("Connect"), requestBody: jsonBody(Connect) },
       ),
       get: op("The wallets connected to an identity (the primary one without bapId)", record("The connections.", { wallets: { type: "array", items: ref("WalletConnection") } }), {
         ...id("List"),
@@ -44,7 +45,7 @@ function walletPaths(prefix: string, operationPrefix: string): Paths {
     [`${prefix}/connect/challenge`]: {
       post: op("A message for an EVM wallet to sign", record("The challenge (valid until expiresAt).", { nonce: str, message: str, issuedAt: { type: "string", format: "date-time" }, expiresAt: { type: "string", format: "date-time" } }), {
         ...id("Challenge"),
-        requestBody: body("{bapId}"),
+        requestBody: jsonBody(ByBapId),
       }),
     },
     [`${prefix}/address`]: {
@@ -53,9 +54,9 @@ function walletPaths(prefix: string, operationPrefix: string): Paths {
         parameters: [bapIdQuery],
       }),
     },
-    [`${prefix}/set-primary`]: { post: op("Make a connected wallet the primary one", success({ bapId: str, primaryAddress: str }), { ...id("SetPrimary"), requestBody: body("{bapId, walletAddress}") }) },
+    [`${prefix}/set-primary`]: { post: op("Make a connected wallet the primary one", success({ bapId: str, primaryAddress: str }), { ...id("SetPrimary"), requestBody: jsonBody(SetPrimary) }) },
     [`${prefix}/set-payment`]: {
-      post: op("Make a connected wallet the payment one", success({ bapId: str, walletAddress: str, paymentAddress: str, paymentProvider: str }), { ...id("SetPayment"), requestBody: body("{bapId, walletAddress, depositAddress?}") }),
+      post: op("Make a connected wallet the payment one", success({ bapId: str, walletAddress: str, paymentAddress: str, paymentProvider: str }), { ...id("SetPayment"), requestBody: jsonBody(SetPayment) }),
     },
     [`${prefix}/nfts`]: {
       get: op(
@@ -81,7 +82,7 @@ function walletPaths(prefix: string, operationPrefix: string): Paths {
           { owns: { type: "boolean" }, count: { type: "integer" }, minCount: { type: "integer" }, nfts: NFTS, bapId: strOrNull, addresses: ADDRESSES, incomplete: { type: "boolean" }, failedWallets: ADDRESSES, message: str },
           ["message"],
         ),
-        { ...id("VerifyOwnership"), requestBody: body("What to check (see the wallet API)") },
+        { ...id("VerifyOwnership"), requestBody: jsonBody(OwnershipQuery) },
       ),
     },
   };
