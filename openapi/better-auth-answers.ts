@@ -68,6 +68,8 @@ export const CLIENT_INFORMATION: Schema = obj(
   "RFC 7591 §3.2.1 client information response; extension metadata the client registered is echoed too.",
 );
 
+const CLIENT = ref("OAuthClientInformation");
+
 /** A public client's display information (consent and sign-in pages). */
 const PUBLIC_CLIENT = obj({ client_id: str, client_name: str, client_uri: str, logo_uri: str, contacts: strings, tos_uri: str, policy_uri: str }, ["client_id"]);
 
@@ -76,7 +78,6 @@ const CONSENT = obj({ id: str, clientId: str, userId: strOrNull, referenceId: st
 /** A session as list-sessions answers it: the token is left out. */
 const LISTED_SESSION: Schema = ref("ListedSession");
 
-const SUCCESS_FLAG = obj({ success: bool }, ["success"]);
 const STATUS_FLAG = obj({ status: bool }, ["status"]);
 
 /** agent-auth's (draft) answers: the top-level members, loosely: the plugin documents the rest. */
@@ -112,15 +113,15 @@ export const BETTER_AUTH_SUCCESS: Record<string, Record<string, unknown>> = {
   "GET /api/auth/change-email/undo": redirect("The change is undone: to the callback URL."),
   "GET /api/auth/error": { 200: { description: "The error page of the account surface.", content: { "text/html": { schema: str } } }, ...redirect("To our error page, with the error code.") },
   "POST /api/auth/oauth2/revoke": { 200: { description: "Revoked, or the token was not valid (RFC 7009 §2.2): an empty body." } },
-  "POST /api/auth/oauth2/register": json("Registered (RFC 7591 §3.2.1).", CLIENT_INFORMATION, 201),
-  "GET /api/auth/oauth2/register/{clientId}": json("The registration (RFC 7592 §2.1).", CLIENT_INFORMATION),
-  "PUT /api/auth/oauth2/register/{clientId}": json("The updated registration (RFC 7592 §2.2).", CLIENT_INFORMATION),
+  "POST /api/auth/oauth2/register": json("Registered (RFC 7591 §3.2.1).", CLIENT, 201),
+  "GET /api/auth/oauth2/register/{clientId}": json("The registration (RFC 7592 §2.1).", CLIENT),
+  "PUT /api/auth/oauth2/register/{clientId}": json("The updated registration (RFC 7592 §2.2).", CLIENT),
   "DELETE /api/auth/oauth2/register/{clientId}": { 204: { description: "Deleted (RFC 7592 §2.3)." } },
-  "POST /api/auth/oauth2/client/rotate-secret": json("The client with its new secret.", CLIENT_INFORMATION),
+  "POST /api/auth/oauth2/client/rotate-secret": json("The client with its new secret.", CLIENT),
   "POST /api/auth/oauth2/delete-client": json("Deleted.", { type: ["object", "null"] }),
-  "GET /api/auth/oauth2/get-client": json("The client.", CLIENT_INFORMATION),
-  "GET /api/auth/oauth2/get-clients": json("The signed-in user's clients.", { type: "array", items: CLIENT_INFORMATION }),
-  "POST /api/auth/oauth2/update-client": json("The updated client.", CLIENT_INFORMATION),
+  "GET /api/auth/oauth2/get-client": json("The client.", CLIENT),
+  "GET /api/auth/oauth2/get-clients": json("The signed-in user's clients.", { type: "array", items: CLIENT }),
+  "POST /api/auth/oauth2/update-client": json("The updated client.", CLIENT),
   "GET /api/auth/oauth2/public-client": json("The client's public information.", PUBLIC_CLIENT),
   "POST /api/auth/oauth2/public-client-prelogin": json("The client's public information.", PUBLIC_CLIENT),
   "GET /api/auth/oauth2/get-consent": json("The consent.", CONSENT),
@@ -173,5 +174,3 @@ export const BETTER_AUTH_SUCCESS: Record<string, Record<string, unknown>> = {
   "POST /api/auth/host/switch-account": agentAuth("The host moved to the signed-in account", { host_id: str, status: str }),
   "POST /api/auth/host/update": agentAuth("The updated host", { host_id: str, name: str, status: str }),
 };
-
-export const SUCCESS_FLAGS = { SUCCESS_FLAG, STATUS_FLAG };

@@ -31,6 +31,7 @@ export async function betterAuthPaths(auth: Auth): Promise<{ paths: Paths; schem
   const session = schemas.Session as { properties: Record<string, Schema>; required: string[] };
   const { token: _token, ...listed } = session.properties;
   schemas.ListedSession = { type: "object", description: "A session as list-sessions shows it: without its token.", properties: listed, required: session.required.filter((f) => f !== "token") };
+  schemas.OAuthClientInformation = CLIENT_INFORMATION;
   return { paths, schemas };
 }
 
@@ -166,5 +167,3 @@ function oauthErrors(path: string, withBody: boolean): Record<string, unknown> {
       : {}),
   };
 }
-
-export { CLIENT_INFORMATION };
