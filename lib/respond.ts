@@ -7,6 +7,16 @@ import { PROBLEM_CODES } from "./problem-codes.js";
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
+/**
+ * RFC 9457 §3.1.5: `instance` is a URI reference. The request path is one, except where the
+ * request itself was not (a NUL, a raw non-ASCII character, a `%` without two hex digits):
+ * those characters are percent-encoded, the rest left as sent.
+ */
+export function asUriReference(path: string): string {
+  // A lone surrogate has no UTF-8 form: U+FFFD stands for it.
+  return path.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?#%[\]]/gu, (c) => encodeURIComponent(/^[\ud800-\udfff]$/.test(c) ? "\ufffd" : c));
+}
+
 /** RFC 9457 problem details. */
 export function problemResponse(err: ProblemError, instance?: string): Response {
   const body: Record<string, unknown> = {
@@ -14,7 +24,7 @@ export function problemResponse(err: ProblemError, instance?: string): Response 
     title: PROBLEM_TITLES[err.status] ?? "Error",
     status: err.status,
     detail: err.detail,
-    ...(instance ? { instance } : {}),
+    ...(instance ? { instance: asUriReference(instance) } : {}),
     ...(err.extra.code ? { code: err.extra.code } : {}),
     ...(err.extra.errors ? { errors: err.extra.errors } : {}),
   };

@@ -1,5 +1,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
+import { AUTH_PATHS } from "../lib/auth-endpoints.js";
+import { BASE_PATH } from "../lib/mount-paths.js";
 
 /**
  * The shared pieces of the OpenAPI document: the error schemas (RFC 9457 problems on our /api
@@ -16,60 +18,100 @@ export type Paths = Record<string, Record<string, Operation>>;
 
 export const PROBLEM_REF = "#/components/schemas/Problem";
 export const OAUTH_ERROR_REF = "#/components/schemas/OAuthError";
+export const BETTER_AUTH_ERROR_REF = "#/components/schemas/BetterAuthError";
 
-export const schemas: Record<string, Schema> = {
-  Problem: {
-    type: "object",
-    description: "RFC 9457 problem details (application/problem+json); `code` is a stable machine-readable code from our catalog.",
-    properties: {
-      type: { type: "string", default: "about:blank" },
-      title: { type: "string" },
-      status: { type: "integer" },
-      detail: { type: "string" },
-      instance: { type: "string" },
-      code: { type: "string" },
-      errors: {
-        type: "array",
-        description: "Each invalid field, by JSON pointer.",
-        items: { type: "object", properties: { pointer: { type: "string" }, detail: { type: "string" } } },
+/** RFC 9457 problem details, as lib/errors.ts and lib/respond.ts send them. */
+const PROBLEM: Schema = {
+  type: "object",
+  description:
+    "RFC 9457 problem details (application/problem+json); `code` is a stable machine-readable code from our catalog. Additional members may appear (RFC 9457 §3.2).",
+  properties: {
+    type: { type: "string", format: "uri-reference", default: "about:blank", description: "A URI reference naming the problem type; about:blank when it is only the status." },
+    title: { type: "string", description: "Short summary of the problem type." },
+    status: { type: "integer", minimum: 400, maximum: 599, description: "The HTTP status code of this answer." },
+    detail: { type: "string", description: "What went wrong with this request." },
+    instance: { type: "string", format: "uri-reference", description: "The request path the problem occurred at." },
+    code: { type: "string", description: "Stable code from our problem catalog (docs/errors.md)." },
+    errors: {
+      type: "array",
+      description: "Each invalid field, by JSON pointer into the request (RFC 6901), with the reason it was refused.",
+      items: {
+        type: "object",
+        properties: { pointer: { type: "string", description: "JSON pointer to the field, e.g. `/bapId`." }, reason: { type: "string", description: "Why the value was refused." } },
+        required: ["pointer", "reason"],
       },
     },
-    required: ["type", "title", "status"],
   },
+  required: ["type", "title", "status"],
+};
+
+export const schemas: Record<string, Schema> = {
+  Problem: PROBLEM,
   OAuthError: {
     type: "object",
-    description: "RFC 6749 §5.2 error response.",
-    properties: { error: { type: "string" }, error_description: { type: "string" }, error_uri: { type: "string" } },
+    description: "RFC 6749 §5.2 error response (also RFC 6750 §3.1, RFC 7591 §3.2.2, RFC 8628 §3.5).",
+    properties: { error: { type: "string" }, error_description: { type: "string" }, error_uri: { type: "string", format: "uri" } },
     required: ["error"],
+  },
+  BetterAuthError: {
+    type: "object",
+    description:
+      "The account surface's error (better-auth under /api/auth outside the OAuth endpoints): `message` and a stable `code`. A request that carries a malformed signed OAuth query (`oauth_query`) is refused with `{error: \"invalid_signature\"}` instead.",
+    properties: {
+      message: { type: "string" },
+      code: { type: "string" },
+      error: { type: "string" },
+      error_description: { type: "string" },
+    },
+    anyOf: [{ required: ["message"] }, { required: ["error"] }],
   },
 };
 
-export const securitySchemes = {
-  sessionCookie: { type: "apiKey", in: "cookie", name: "better-auth.session_token", description: "The signed-in browser's session cookie (better-auth; `__Secure-better-auth.session_token` over https)." },
-  bearer: { type: "http", scheme: "bearer", description: "An OAuth access token (RFC 6750), or a better-auth session token where noted." },
-  bitcoinAuth: {
-    type: "apiKey",
-    in: "header",
-    name: "x-auth-token",
-    description: "A Bitcoin-Auth token signed by a BAP member key (also accepted as `Authorization: Bitcoin-Auth <token>` where noted).",
-  },
-  bitcoinAuthorization: {
-    type: "apiKey",
-    in: "header",
-    name: "Authorization",
-    description: "`Authorization: Bitcoin-Auth <token>`: the same Bitcoin-Auth token in the Authorization header.",
-  },
-  mutualAuth: {
-    type: "apiKey",
-    in: "header",
-    name: "x-bsv-auth-identity-key",
-    description: "BRC-103/104 mutual authentication: shake hands at POST /.well-known/auth, then sign each request (x-bsv-auth-* headers; @bsv/sdk AuthFetch does both).",
-  },
-  clientAuth: { type: "http", scheme: "basic", description: "OAuth client authentication (client_secret_basic; client_secret_post and private_key_jwt in the body)." },
-} as const;
+/** The security schemes; oauth2 and openIdConnect name this deployment's endpoints. */
+export function securitySchemes(authUrl: string, scopes: Record<string, string>) {
+  const base = authUrl.replace(/\/$/, "") + BASE_PATH;
+  const tokenUrl = base + AUTH_PATHS.token;
+  return {
+    apiKeyCookie: {
+      type: "apiKey",
+      in: "cookie",
+      name: "better-auth.session_token",
+      description: "The signed-in browser's session cookie (better-auth; `__Secure-better-auth.session_token` over https).",
+    },
+    bearerAuth: { type: "http", scheme: "bearer", description: "An OAuth access token (RFC 6750), or a better-auth session token where noted." },
+    oauth2: {
+      type: "oauth2",
+      description: "OAuth 2.1: the authorization code flow with PKCE (S256) for people, client credentials for machine clients. Register a client first (POST /api/auth/oauth2/register, RFC 7591).",
+      flows: {
+        authorizationCode: { authorizationUrl: `${base}/oauth2/authorize`, tokenUrl, refreshUrl: tokenUrl, scopes },
+        clientCredentials: { tokenUrl, refreshUrl: tokenUrl, scopes },
+      },
+    },
+    openIdConnect: { type: "openIdConnect", openIdConnectUrl: `${authUrl.replace(/\/$/, "")}/.well-known/openid-configuration`, description: "OpenID Connect Discovery 1.0." },
+    bitcoinAuth: {
+      type: "apiKey",
+      in: "header",
+      name: "x-auth-token",
+      description: "A Bitcoin-Auth token signed by a BAP member key (also accepted as `Authorization: Bitcoin-Auth <token>` where noted).",
+    },
+    bitcoinAuthorization: {
+      type: "apiKey",
+      in: "header",
+      name: "Authorization",
+      description: "`Authorization: Bitcoin-Auth <token>`: the same Bitcoin-Auth token in the Authorization header.",
+    },
+    mutualAuth: {
+      type: "apiKey",
+      in: "header",
+      name: "x-bsv-auth-identity-key",
+      description: "BRC-103/104 mutual authentication: shake hands at POST /.well-known/auth, then sign each request (x-bsv-auth-* headers; @bsv/sdk AuthFetch does both).",
+    },
+    clientAuth: { type: "http", scheme: "basic", description: "OAuth client authentication (client_secret_basic; client_secret_post and private_key_jwt in the body)." },
+  } as const;
+}
 
 /** Security requirement lists, by who may call. */
-export const SESSION = [{ sessionCookie: [] }, { bearer: [] }];
+export const SESSION = [{ apiKeyCookie: [] }, { bearerAuth: [] }];
 export const PUBLIC: never[] = [];
 export const MUTUAL_AUTH = [{ mutualAuth: [] }];
 

@@ -1,6 +1,8 @@
 import type { Auth } from "../auth.config.js";
 import { betterAuthPaths } from "./better-auth.js";
-import { schemas, securitySchemes, type Paths } from "./components.js";
+import { SCOPES } from "../auth.config.js";
+import { PROBLEM_REF, schemas, securitySchemes, type Operation, type Paths } from "./components.js";
+import { ourSchemas } from "./schemas.js";
 import { agentsPaths } from "./paths/agents.js";
 import { authorizedAppsPaths } from "./paths/authorized-apps.js";
 import { backupPaths } from "./paths/backup.js";
@@ -50,7 +52,7 @@ export async function buildOpenApiDocument(auth: Auth, authUrl: string) {
   const fromBetterAuth = await betterAuthPaths(auth);
   const paths: Paths = { ...fromBetterAuth.paths };
   // Ours win where both describe a path and method (we serve /api/auth/jwks in front of better-auth).
-  for (const group of OUR_PATHS) for (const [path, methods] of Object.entries(group)) paths[path] = { ...paths[path], ...methods };
+  for (const group of OUR_PATHS) for (const [path, methods] of Object.entries(group)) paths[path] = { ...paths[path], ...withEdgeAnswers(methods) };
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -61,6 +63,33 @@ export async function buildOpenApiDocument(auth: Auth, authUrl: string) {
     },
     servers: [{ url: authUrl }],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-    components: { schemas: { ...fromBetterAuth.schemas, ...schemas }, securitySchemes },
+    components: { schemas: { ...fromBetterAuth.schemas, ...ourSchemas, ...schemas }, securitySchemes: securitySchemes(authUrl, SCOPE_DESCRIPTIONS) },
   };
+}
+
+/** What each scope grants (the oauth2 security scheme lists them). */
+const SCOPE_DESCRIPTIONS: Record<(typeof SCOPES)[number], string> = {
+  openid: "An ID token and the subject (OpenID Connect).",
+  profile: "The selected BAP profile: name, image, bap_id.",
+  email: "The account e-mail and whether it is verified.",
+  offline_access: "A refresh token.",
+  "backup:read": "Read the encrypted backup's status (ciphertext only).",
+  "backup:write": "Store the encrypted backup (ciphertext only).",
+  "service:read": "Machine clients (client_credentials): read the service's own resources, nothing of anyone's account.",
+};
+
+const edgeProblem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: PROBLEM_REF } } } });
+
+/**
+ * The answers the edge gives before any of our routes runs, on every operation that reads a
+ * body: 413 past the body limit, 415 for a body that is not JSON where JSON is expected.
+ */
+function withEdgeAnswers(methods: Record<string, Operation>): Record<string, Operation> {
+  return Object.fromEntries(
+    Object.entries(methods).map(([method, op]) => {
+      if (method === "get" || method === "delete" || !op.requestBody) return [method, op];
+      const responses = op.responses as Record<string, unknown>;
+      return [method, { ...op, responses: { ...responses, 413: responses[413] ?? edgeProblem("The body is larger than the limit (1 MiB)."), 415: responses[415] ?? edgeProblem("The body is not JSON.") } }];
+    }),
+  );
 }

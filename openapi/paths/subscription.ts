@@ -1,20 +1,8 @@
 import { CheckoutBody } from "../../routes/subscription/subscription.js";
+import { ref, record } from "../schemas.js";
 import { BAD_INPUT, jsonBody, jsonResponse, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Operation, type Paths } from "../components.js";
 
 /** routes/subscription/subscription.ts: paid tiers (Stripe subscriptions, customer portal, webhook, status). */
-const TIER_STATUS = {
-  type: "object",
-  properties: {
-    tier: { type: "string", enum: ["free", "plus", "pro"] },
-    isActive: { type: "boolean" },
-    nftOrigin: { type: "string", description: "The tier NFT's origin outpoint (txid_vout); with a paid tier." },
-    walletAddress: { type: "string", description: "The connected wallet holding it." },
-    lastVerified: { type: "string", format: "date-time", description: "When ownership was last checked." },
-    periodEnd: { type: "string", format: "date-time", description: "When the paid period ends: the tier falls back to free then unless it is renewed." },
-    renews: { type: "boolean", description: "Whether the subscription renews at periodEnd (false: cancelled or over)." },
-  },
-  required: ["tier", "isActive"],
-};
 const URL_ANSWER = (description: string, extra: Record<string, unknown> = {}) =>
   jsonResponse(description, { type: "object", properties: { url: { type: "string", format: "uri" }, ...extra }, required: ["url"] });
 
@@ -23,7 +11,7 @@ const status: Operation = {
   summary: "The signed-in user's tier and subscription",
   description: "The tier of the tier NFT the user's connected wallets hold while its paid period is current; free otherwise.",
   security: SESSION,
-  responses: { 200: jsonResponse("Tier and subscription status.", TIER_STATUS), ...problemResponses({ ...UNAUTHORIZED, 503: "NFT ownership could not be checked and nothing was verified before." }) },
+  responses: { 200: jsonResponse("Tier and subscription status.", ref("TierStatus")), ...problemResponses({ ...UNAUTHORIZED, 503: "NFT ownership could not be checked and nothing was verified before (Retry-After)." }) },
 };
 
 export const subscriptionPaths: Paths = {
@@ -60,7 +48,7 @@ export const subscriptionPaths: Paths = {
       security: PUBLIC,
       parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
       requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
-      responses: { 200: jsonResponse("Event received."), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured, or Stripe could not be asked about the event's subscription (it redelivers)." }) },
+      responses: { 200: jsonResponse("Event received.", record("Received (`duplicate` when the event was seen before).", { received: { type: "boolean", const: true }, duplicate: { type: "boolean", const: true } }, ["duplicate"])), ...problemResponses({ 400: "Bad signature or payload.", 503: "No webhook secret configured, or Stripe could not be asked about the event's subscription (it redelivers)." }) },
     },
   },
   // The published Sigma client asks under {base_url}: the same handler.

@@ -7,4 +7,9 @@ export const ACCOUNT_RESPONSE_ERROR_CODES = defineErrorCodes({
    * router answers a bare 404 there; routes/auth/better-auth.ts gives it this body).
    */
   ENDPOINT_NOT_FOUND: "No endpoint here answers this method at this path.",
+  /**
+   * The endpoint needs a signed-in session and the request has none (better-auth's session
+   * middleware answers a bare 401 with no body; routes/auth/better-auth.ts gives it this one).
+   */
+  SESSION_REQUIRED: "Sign in first: this endpoint needs a session.",
 });

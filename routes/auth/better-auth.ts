@@ -52,7 +52,18 @@ async function handle(c: Ctx) {
   // better-auth's router answers a method and path it has no endpoint for with an empty 404
   // (and disabledPaths with a plain-text one); the rest of its surface speaks `{message, code}`.
   if (res.status === 404 && !res.headers.get("content-type")?.includes("json")) return betterAuthErrorResponse(404, ACCOUNT_RESPONSE_ERROR_CODES.ENDPOINT_NOT_FOUND);
+  // Its session middleware answers a request without a session with a bare 401 (a JSON content
+  // type, no body); the spec's 401 carries a message. Its headers stay (they clear the cookie).
+  if (res.status === 401 && (await res.clone().text()) === "") return withBody(res, ACCOUNT_RESPONSE_ERROR_CODES.SESSION_REQUIRED);
   return res;
+}
+
+/** The answer with a `{message, code}` body instead of its empty one, its headers kept. */
+function withBody(res: Response, entry: { code: string; message: string }): Response {
+  const headers = new Headers(res.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  return new Response(JSON.stringify({ message: entry.message, code: entry.code }), { status: res.status, headers });
 }
 
 /** The same request at its public path under AUTH_URL's (the raw form text kept, lib/request-body.ts). */

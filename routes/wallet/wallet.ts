@@ -114,12 +114,12 @@ const Type42Connect = v.pipe(
     return { ...rest, invoice: parsed };
   }),
 );
-const Connect = v.union([BitcoinConnect, EvmConnect, Type42Connect], "send a Bitcoin-Auth authToken, connectionMethod evm with address, message and signature, or connectionMethod type42 with identityPubKey, invoice and authToken");
-const ByBapId = v.object({ bapId: BapId });
+export const Connect = v.union([BitcoinConnect, EvmConnect, Type42Connect], "send a Bitcoin-Auth authToken, connectionMethod evm with address, message and signature, or connectionMethod type42 with identityPubKey, invoice and authToken");
+export const ByBapId = v.object({ bapId: BapId });
 const OptionalBapId = v.object({ bapId: v.optional(BapId) });
 const ByWallet = v.object({ bapId: BapId, address: WalletAddress });
-const SetPrimary = v.strictObject({ bapId: BapId, walletAddress: WalletAddress });
-const SetPayment = v.strictObject({ bapId: BapId, walletAddress: WalletAddress, depositAddress: v.optional(Address) });
+export const SetPrimary = v.strictObject({ bapId: BapId, walletAddress: WalletAddress });
+export const SetPayment = v.strictObject({ bapId: BapId, walletAddress: WalletAddress, depositAddress: v.optional(Address) });
 const NftsQuery = v.object({ refresh: v.optional(v.picklist(["true", "false"])) });
 
 /** A connection as the API shows it (the Sigma client's ConnectedWallet, plus our fields). */

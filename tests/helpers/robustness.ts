@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { beforeAll, expect } from "vitest";
 import { useTestServer } from "./fixtures.js";
+import { validatorFor, type Answer } from "./openapi-validator.js";
 import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "./oauth.js";
 
 /**
@@ -80,6 +81,7 @@ export function send(path: string, req: Req = {}): Promise<Res> {
           } catch {
             json = null;
           }
+          answers.push({ method: req.method ?? (body ? "POST" : "GET"), url: path, status: res.statusCode ?? 0, contentType: res.headers["content-type"], body: text });
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
         });
         res.on("error", reject);
@@ -94,6 +96,19 @@ export function send(path: string, req: Req = {}): Promise<Res> {
     } else if (body) r.write(body);
     r.end();
   });
+}
+
+/** Every answer `send` received, checked against the OpenAPI document at the end of each sweep file. */
+const answers: Answer[] = [];
+
+/**
+ * The sweep's last test: every answer it received is one the served OpenAPI document
+ * describes (tests/helpers/openapi-validator.ts); an undocumented route fails here.
+ */
+export async function expectAnswersAsDocumented() {
+  expect(answers.length).toBeGreaterThan(50);
+  const validator = await validatorFor(server.url);
+  expect(validator.findings(answers)).toEqual([]);
 }
 
 export const FORM = { "content-type": "application/x-www-form-urlencoded" };

@@ -2,6 +2,7 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
 import { BASE_PATH } from "../../lib/mount-paths.js";
 import { useBrowser, useTestServer } from "../helpers/fixtures.js";
+import { ResponseValidator } from "../helpers/openapi-validator.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -81,7 +82,63 @@ describe("the OpenAPI document", () => {
     const doc = await (await fetch(`${server.url}/api/openapi.json`)).json();
     expect(doc.paths["/api/backup/sync"].post.responses["400"].content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
     expect(doc.paths[`${BASE_PATH}/oauth2/token`].post.responses["400"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/OAuthError" });
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["sessionCookie", "bearer", "bitcoinAuth", "clientAuth"]));
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKeyCookie", "bearerAuth", "oauth2", "openIdConnect", "bitcoinAuth", "clientAuth"]));
+  });
+});
+
+describe("the response validator (tests/helpers/openapi-validator.ts)", () => {
+  const server = useTestServer();
+
+  it("passes a documented answer, and names an undocumented route, status, content type or body", async () => {
+    const doc = await (await fetch(`${server.url}/api/openapi.json`)).json();
+    const res = await fetch(`${server.url}/api/certificates/types`);
+    const answer = { method: "GET", url: "/api/certificates/types", status: res.status, contentType: res.headers.get("content-type"), body: await res.text() };
+    expect(new ResponseValidator(doc).check(answer)).toBe("");
+    // A route another branch adds without describing it: served, answered, not in the document.
+    const without = structuredClone(doc);
+    delete without.paths["/api/certificates/types"];
+    expect(new ResponseValidator(without).check(answer)).toMatch(/no operation of the document matches GET \/api\/certificates\/types/);
+    // Nothing served there: a 404 is no finding.
+    expect(new ResponseValidator(without).check({ ...answer, status: 404 })).toBe("");
+    expect(new ResponseValidator(doc).check({ ...answer, status: 418 })).toMatch(/lists no 418/);
+    expect(new ResponseValidator(doc).check({ ...answer, contentType: "text/plain" })).toMatch(/content type text\/plain/);
+    expect(new ResponseValidator(doc).check({ ...answer, body: JSON.stringify({ types: [{ key: 1 }] }) })).toMatch(/body does not match/);
+  });
+
+  it("publishes the spec's scheme names, an oauth2 flow with PKCE endpoints and refresh, OpenID Connect discovery and every resource", async () => {
+    const doc = await (await fetch(`${server.url}/api/openapi.json`)).json();
+    const schemes = doc.components.securitySchemes;
+    expect(schemes.apiKeyCookie).toMatchObject({ type: "apiKey", in: "cookie" });
+    expect(schemes.apiKeyCookie.name).toMatch(/session_token$/);
+    expect(schemes.bearerAuth).toEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
+    expect(schemes.oauth2.flows.authorizationCode).toMatchObject({
+      authorizationUrl: `${server.url}${BASE_PATH}/oauth2/authorize`,
+      tokenUrl: `${server.url}${BASE_PATH}/oauth2/token`,
+      refreshUrl: `${server.url}${BASE_PATH}/oauth2/token`,
+    });
+    expect(Object.keys(schemes.oauth2.flows.authorizationCode.scopes)).toEqual(expect.arrayContaining(["openid", "profile", "email", "offline_access", "backup:read", "backup:write"]));
+    expect(schemes.oauth2.flows.clientCredentials.tokenUrl).toBe(`${server.url}${BASE_PATH}/oauth2/token`);
+    expect(schemes.openIdConnect).toEqual(expect.objectContaining({ type: "openIdConnect", openIdConnectUrl: `${server.url}/.well-known/openid-configuration` }));
+    const resources = ["User", "Session", "Account", "OauthClient", "Organization", "Member", "Invitation", "Jwks", "Passkey", "OauthRefreshToken", "OauthAccessToken", "OauthConsent", "TwoFactor", "DeviceCode", "AgentHost", "Agent", "AgentCapabilityGrant", "ApprovalRequest"];
+    for (const name of resources) expect(doc.components.schemas[name]?.type, name).toBe("object");
+    expect(doc.components.schemas.User.properties.image.type).toEqual(["string", "null"]);
+    expect(doc.components.schemas.Session.properties.selectedBapId.type).toEqual(["string", "null"]);
+    const problem = doc.components.schemas.Problem.properties;
+    expect(problem.type.format).toBe("uri-reference");
+    expect(problem.status).toMatchObject({ type: "integer", minimum: 400, maximum: 599 });
+    expect(problem.errors.items.required).toEqual(["pointer", "reason"]);
+    // OpenAPI 3.1: no 3.0 `nullable`, and no success answer described only as "an object".
+    expect(JSON.stringify(doc)).not.toContain('"nullable"');
+    const vague: string[] = [];
+    const noSuccess: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const success = Object.entries(op.responses).filter(([status]) => /^[23]/.test(status));
+        if (!success.length && path !== "/api/certificates/readiness") noSuccess.push(`${method} ${path}`);
+        for (const [, response] of success) for (const media of Object.values(response.content ?? {})) if (JSON.stringify(media.schema) === '{"type":"object"}') vague.push(`${method} ${path}`);
+      }
+    }
+    expect({ noSuccess, vague }).toEqual({ noSuccess: [], vague: [] });
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newIdentity, signRequest } from "../../helpers/bap.js";
 import { REDIRECT, signUp } from "../../helpers/oauth.js";
-import { server, person, accessToken, send, FORM, JSON_TYPE, expectClean, sweep, b64url, FORGED_JWS, type Req, type Kind } from "../../helpers/robustness.js";
+import { server, person, accessToken, send, FORM, JSON_TYPE, expectClean, sweep, b64url, FORGED_JWS, type Req, type Kind, expectAnswersAsDocumented } from "../../helpers/robustness.js";
 
 /**
  * Robustness sweep, better-auth's account surface (sessions, wrong types, deep JSON and user
@@ -288,4 +288,8 @@ describe("deep JSON and wrong user-field types", () => {
     expectClean("bap publication 5,000 deep", publish, "problem");
     expect(publish.status).toBe(400);
   });
+});
+
+describe("the OpenAPI document", () => {
+  it("describes every answer of this sweep: route, status, content type and body", expectAnswersAsDocumented, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newIdentity } from "../../helpers/bap.js";
 import { REDIRECT, authorize, pkce, registerClient, token } from "../../helpers/oauth.js";
-import { server, person, publicClient, confidential, deviceClient, accessToken, refreshToken, idToken, DEVICE_GRANT, send, FORM, JSON_TYPE, form, expectClean, sweep, FORGED_JWS, GARBAGE_STRINGS, WRONG_TYPES, type Req, type Kind } from "../../helpers/robustness.js";
+import { server, person, publicClient, confidential, deviceClient, accessToken, refreshToken, idToken, DEVICE_GRANT, send, FORM, JSON_TYPE, form, expectClean, sweep, FORGED_JWS, GARBAGE_STRINGS, WRONG_TYPES, type Req, type Kind, expectAnswersAsDocumented } from "../../helpers/robustness.js";
 
 /**
  * Robustness sweep, the OAuth endpoints (token, introspection, revocation, userinfo,
@@ -546,4 +546,8 @@ describe("deep paths: real codes, tokens, consent and device codes with wrong ty
       ["poll with scope garbage", tokenPath, { headers: FORM, body: form({ grant_type: DEVICE_GRANT, client_id: deviceClient.client_id, device_code: deviceCode, scope: "\ud800" }) }, "oauth"],
     ]);
   });
+});
+
+describe("the OpenAPI document", () => {
+  it("describes every answer of this sweep: route, status, content type and body", expectAnswersAsDocumented, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, it } from "vitest";
 import { newIdentity, signRequest } from "../../helpers/bap.js";
 import { registerClient } from "../../helpers/oauth.js";
-import { server, person, publicClient, accessToken, basic, FORM, JSON_TYPE, form, sweep, FORGED_JWS, type Req, type Kind } from "../../helpers/robustness.js";
+import { server, person, publicClient, accessToken, basic, FORM, JSON_TYPE, form, sweep, FORGED_JWS, type Req, type Kind, expectAnswersAsDocumented } from "../../helpers/robustness.js";
 
 /**
  * Robustness sweep, our JSON routes, pages, transport oddities and forged Bitcoin-Auth tokens:
@@ -295,4 +295,8 @@ describe("forged Bitcoin-Auth tokens", () => {
     }
     await sweep(cases);
   });
+});
+
+describe("the OpenAPI document", () => {
+  it("describes every answer of this sweep: route, status, content type and body", expectAnswersAsDocumented, 60_000);
 });
