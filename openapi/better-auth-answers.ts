@@ -103,6 +103,7 @@ export const BETTER_AUTH_REQUESTS: Record<string, Record<string, unknown>> = {
 };
 
 export const BETTER_AUTH_SUCCESS: Record<string, Record<string, unknown>> = {
+  "POST /api/auth/ciba/decide": json("The person's decision on the CIBA request, recorded.", obj({ status: { type: "string", enum: ["approved", "denied"] } }, ["status"])),
   "GET /api/auth/list-sessions": json("The user's active sessions (tokens left out).", { type: "array", items: LISTED_SESSION }),
   "POST /api/auth/sign-in/sigma": json("Signed in with the BAP member key: the session cookie is set.", SIGN_IN),
   "POST /api/auth/sign-up/sigma": json("Signed up with the BAP member key: the session cookie is set.", SIGN_IN),

@@ -2,6 +2,23 @@ import { BrandingInput } from "../../plugins/branding/service.js";
 import { BAD_INPUT, jsonBody, jsonResponse, pathParameter, problemResponses, PUBLIC, SESSION, UNAUTHORIZED, type Paths } from "../components.js";
 
 const CLIENT_ID = pathParameter("clientId", "The client's public client_id.");
+const strOrNull = { type: ["string", "null"] };
+/** A client's brand as the API answers it (routes/branding/branding.ts view). */
+const BRAND = {
+  type: "object",
+  properties: {
+    clientId: { type: "string" },
+    displayName: { type: "string" },
+    logoUri: { ...strOrNull, description: "The https address the logo was fetched from." },
+    logoUrl: { ...strOrNull, description: "Our own URL of the stored logo (GET .../branding/logo?v=<hash>)." },
+    accentColor: { ...strOrNull, description: "#rrggbb or #rgb." },
+    supportUrl: strOrNull,
+    shown: { type: "boolean", description: "Whether the pages show it now: the owner's tier gives branding." },
+    whiteLabel: { type: "boolean", description: "Pro: the pages and e-mails carry no trace of this service's name." },
+    updatedAt: { type: "string", format: "date-time" },
+  },
+  required: ["clientId", "displayName", "logoUri", "logoUrl", "accentColor", "supportUrl", "shown", "whiteLabel", "updatedAt"],
+};
 const NOT_YOURS = { 403: "The client is not yours.", 404: "No such client, or no brand set." };
 
 /** routes/branding/branding.ts: a client's brand (Plus and Pro; docs/tiers.md "Branding"). */
@@ -12,7 +29,7 @@ export const brandingPaths: Paths = {
       summary: "The brand of a client of yours, and whether the pages show it now (`shown`: your tier gives branding; `whiteLabel`: Pro)",
       security: SESSION,
       parameters: [CLIENT_ID],
-      responses: { 200: jsonResponse("The brand."), ...problemResponses({ ...UNAUTHORIZED, ...NOT_YOURS }) },
+      responses: { 200: jsonResponse("The brand.", BRAND), ...problemResponses({ ...UNAUTHORIZED, ...NOT_YOURS }) },
     },
     put: {
       tags: ["Client branding"],
@@ -21,7 +38,7 @@ export const brandingPaths: Paths = {
       parameters: [CLIENT_ID],
       requestBody: jsonBody(BrandingInput),
       responses: {
-        200: jsonResponse("The brand as stored."),
+        200: jsonResponse("The brand as stored.", BRAND),
         ...problemResponses({
           ...BAD_INPUT,
           ...UNAUTHORIZED,
