@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { decodeJwt, errors, jwtVerify, type JWTPayload } from "jose";
 import * as v from "valibot";
 import { checkOAuthParams } from "../../lib/validate.js";
-import { findResourceRow } from "../oauth-store/adapter.js";
+import { consumeAssertionKey, findResourceRow } from "../oauth-store/adapter.js";
 import { IssuerUnavailable, trustedKeySets } from "./issuers.js";
 import { CLOCK_SKEW, ID_JAG_TYP, MAX_ASSERTION_LIFETIME, refuse, type IdJagOptions } from "./options.js";
 
@@ -45,19 +45,12 @@ async function verified(keySets: ReturnType<typeof trustedKeySets>, options: IdJ
 }
 
 /**
- * A `jti` is redeemed once, on every instance: a tombstone in oauthClientAssertion (the table
- * oauth-provider keeps its client assertions' in), keyed by a hash of issuer and `jti`, until
- * the assertion's `exp`. A second insert of the same key fails.
+ * A `jti` is redeemed once, on every instance: a tombstone (plugins/oauth-store) keyed by a hash
+ * of issuer and `jti`, until the assertion's `exp`.
  */
 async function consumeJti(adapter: Parameters<OAuthExtensionGrantHandler>[0]["ctx"]["context"]["adapter"], issuer: string, jti: string, exp: number) {
   const id = createHash("sha256").update(`id-jag:${issuer}:${jti}`).digest("base64url").slice(0, 32);
-  try {
-    await adapter.create({ model: "oauthClientAssertion", data: { id, expiresAt: new Date(exp * 1000) }, forceAllowId: true });
-  } catch (err) {
-    const used = await adapter.findOne({ model: "oauthClientAssertion", where: [{ field: "id", value: id }] }).catch(() => null);
-    if (used) refuse("invalid_grant", "the assertion was already used");
-    throw err;
-  }
+  if (!(await consumeAssertionKey(adapter, id, new Date(exp * 1000)))) refuse("invalid_grant", "the assertion was already used");
 }
 
 /**
