@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { confidentialClient, ID_JAG, ID_TOKEN, JWT_BEARER, redeem, requestAssertion, samePersonAt, signIn, startAssertionIssuer, TOKEN_EXCHANGE, type Client } from "../helpers/id-jag.js";
 import { registerClient } from "../helpers/oauth.js";
+import { loadEnv } from "../../lib/env.js";
 import { freePort, postForm } from "../helpers/server.js";
 import { basic, callMcp } from "../helpers/token-exchange.js";
 
@@ -29,6 +30,8 @@ afterAll(async () => {
 const asUrl = () => `http://127.0.0.1:${asPort}`;
 const idp = useTestServer(() => ({ ID_JAG_AUDIENCES: asUrl() }));
 const as = useTestServer(() => ({ PORT: String(asPort), AUTH_URL: asUrl(), ID_JAG_TRUSTED_ISSUERS: `${idp.url},${trusted.issuer}`, OUTBOUND_ALLOW_PRIVATE: "true" }));
+/** The same trust without OUTBOUND_ALLOW_PRIVATE: the guarded fetcher keeps it from the loopback issuer. */
+const guarded = useTestServer(() => ({ ID_JAG_TRUSTED_ISSUERS: trusted.issuer }));
 
 /** An app signed in with `idp` that is also a client of `as` (its client_id there in id_jag_clients). */
 async function enterpriseApp() {
@@ -184,5 +187,30 @@ describe("ID-JAG: enterprise-managed authorization", () => {
     const res = await postForm(as, "/api/auth/oauth2/token", { grant_type: JWT_BEARER, assertion }, basic(client.id, "wrong"));
     expect(res.json.error).toBe("invalid_client");
   });
-});
 
+  it("a jti redeemed twice at once is redeemed once", async () => {
+    const client = await confidentialClient(as, [JWT_BEARER]);
+    const { person } = await signIn(idp, (await enterpriseApp()).here);
+    await samePersonAt(as, person.email);
+    const assertion = await trusted.sign({ sub: "p2", aud: as.url, client_id: client.id, email: person.email, scope: "profile" });
+    const answers = await Promise.all([0, 1, 2].map(() => postForm(as, "/api/auth/oauth2/token", { grant_type: JWT_BEARER, assertion }, basic(client.id, client.secret))));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400]);
+    for (const refused of answers.filter((a) => a.status === 400)) expect(refused.json.error).toBe("invalid_grant");
+  });
+
+  it("the trusted issuer's keys are fetched through the guarded fetcher: a loopback issuer is refused without OUTBOUND_ALLOW_PRIVATE", async () => {
+    const client = await confidentialClient(guarded, [JWT_BEARER]);
+    const assertion = await trusted.sign({ sub: "p3", aud: guarded.url, client_id: client.id, email: "someone@example.com", scope: "profile" });
+    const refused = await refusal(guarded, client, { grant_type: JWT_BEARER, assertion });
+    expect(refused.error).toBe("invalid_grant");
+    expect(refused.error_description).toMatch(/keys are not available: .*resolves to 127\.0\.0\.1/);
+  });
+
+  it("the settings take issuer URLs only", () => {
+    for (const bad of ["not a url", "ftp://idp.example", "https://idp.example/?tenant=1", "https://idp.example/#x"]) {
+      expect(() => loadEnv({ ID_JAG_TRUSTED_ISSUERS: bad }), bad).toThrow(/ID_JAG_TRUSTED_ISSUERS/);
+      expect(() => loadEnv({ ID_JAG_AUDIENCES: `https://ok.example,${bad}` }), bad).toThrow(/ID_JAG_AUDIENCES/);
+    }
+    expect(loadEnv({ ID_JAG_AUDIENCES: " https://a.example , https://b.example/tenant " }).idJag.audiences).toEqual(["https://a.example", "https://b.example/tenant"]);
+  });
+});
