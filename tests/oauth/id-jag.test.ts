@@ -130,6 +130,12 @@ describe("ID-JAG: enterprise-managed authorization", () => {
     }
     const ok = await registerClient(idp, { id_jag_clients: { [as.url]: "abc" } });
     expect(ok.id_jag_clients).toEqual({ [as.url]: "abc" });
+    // Beside other registration metadata kept by our hooks (CIBA's delivery mode).
+    const both = await registerClient(idp, { application_type: "web", token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code", "urn:openid:params:grant-type:ciba", TOKEN_EXCHANGE], backchannel_token_delivery_mode: "poll", id_jag_clients: { [as.url]: "abc" } });
+    expect(both).toMatchObject({ backchannel_token_delivery_mode: "poll", id_jag_clients: { [as.url]: "abc" } });
+    const row = await idp.db.selectFrom("oauthClient").select(["metadata", "backchannelTokenDeliveryMode"]).where("clientId", "=", both.client_id).executeTakeFirstOrThrow();
+    expect(row.backchannelTokenDeliveryMode).toBe("poll");
+    expect(JSON.parse(String(row.metadata))).toMatchObject({ id_jag_clients: { [as.url]: "abc" } });
   });
 
   it("the resource AS refuses another client's assertion (client_id mismatch)", async () => {
