@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
@@ -135,7 +136,8 @@ describe("ID-JAG: enterprise-managed authorization", () => {
     expect(both).toMatchObject({ backchannel_token_delivery_mode: "poll", id_jag_clients: { [as.url]: "abc" } });
     const row = await idp.db.selectFrom("oauthClient").select(["metadata", "backchannelTokenDeliveryMode"]).where("clientId", "=", both.client_id).executeTakeFirstOrThrow();
     expect(row.backchannelTokenDeliveryMode).toBe("poll");
-    expect(JSON.parse(String(row.metadata))).toMatchObject({ id_jag_clients: { [as.url]: "abc" } });
+    // JSON text on SQLite, jsonb on PostgreSQL.
+    expect(typeof row.metadata === "string" ? JSON.parse(row.metadata) : row.metadata).toMatchObject({ id_jag_clients: { [as.url]: "abc" } });
   });
 
   it("the resource AS refuses another client's assertion (client_id mismatch)", async () => {
@@ -218,5 +220,18 @@ describe("ID-JAG: enterprise-managed authorization", () => {
       expect(() => loadEnv({ ID_JAG_AUDIENCES: `https://ok.example,${bad}` }), bad).toThrow(/ID_JAG_AUDIENCES/);
     }
     expect(loadEnv({ ID_JAG_AUDIENCES: " https://a.example , https://b.example/tenant " }).idJag.audiences).toEqual(["https://a.example", "https://b.example/tenant"]);
+  });
+
+  it("a configured resource's allowed scopes bound what its token carries", async () => {
+    const client = await confidentialClient(as, [JWT_BEARER]);
+    const { person } = await signIn(idp, (await enterpriseApp()).here);
+    await samePersonAt(as, person.email);
+    const now = new Date();
+    const api = `https://api-${randomUUID().slice(0, 8)}.example/v1`;
+    await as.db.insertInto("oauthResource").values({ id: randomUUID(), identifier: api, name: "API", disabled: false, policyVersion: 1, allowedScopes: JSON.stringify(["profile"]), createdAt: now, updatedAt: now }).execute();
+    const claims = { sub: "p4", aud: as.url, client_id: client.id, email: person.email, resource: api };
+    const tokens = await redeem(client, await trusted.sign({ ...claims, scope: "profile email" }));
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: api, scope: "profile" });
+    expect((await refusal(as, client, { grant_type: JWT_BEARER, assertion: await trusted.sign({ ...claims, scope: "email" }) })).error).toBe("invalid_scope");
   });
 });
