@@ -42,6 +42,7 @@ import { tokenExchange } from "./plugins/token-exchange/index.js";
 import { authorizationDetails } from "./plugins/authorization-details/index.js";
 import { pushedAuthorization } from "./plugins/pushed-authorization/index.js";
 import { ciba } from "./plugins/ciba/index.js";
+import { ID_JAG_TOKEN_TYPE, idJag } from "./plugins/id-jag/index.js";
 import { assertTokenForUserInfo } from "./plugins/resource-policy/userinfo-audience.js";
 import { keySignIn } from "./plugins/key-sign-in/index.js";
 import { keySignInTwoFactor } from "./plugins/key-sign-in/two-factor.js";
@@ -126,7 +127,16 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     logger,
   });
   // RFC 8693: an agent exchanges a person's access token for a delegated one (`act`), within that policy.
-  const exchange = tokenExchange({ db: database.db, policy: resources.policy, ownResources: [url(MCP_PATH)], maxDepth: config.tokenExchangeMaxDepth, claims: accessTokenClaims });
+  // ID-JAG: identity assertions for other authorization servers (by token exchange), and theirs redeemed here (JWT bearer).
+  const assertions = idJag({ issuer: config.authUrl, audiences: config.idJag.audiences, trustedIssuers: config.idJag.trustedIssuers, safeFetch, policy: resources.policy, ownResources: [url(MCP_PATH)] });
+  const exchange = tokenExchange({
+    db: database.db,
+    policy: resources.policy,
+    ownResources: [url(MCP_PATH)],
+    maxDepth: config.tokenExchangeMaxDepth,
+    claims: accessTokenClaims,
+    ...(assertions.issue ? { otherTokenTypes: { [ID_JAG_TOKEN_TYPE]: assertions.issue } } : {}),
+  });
 
   return {
     appName: "Identity",
@@ -308,6 +318,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
           details.extension,
           pushed.extension,
           backchannel.extension,
+          assertions.extension,
         ],
       }),
       // ES256K proofs (Bitcoin keys) for oauth-provider's DPoP check; server nonces at the token endpoint.
@@ -318,6 +329,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       details.plugin,
       pushed.plugin,
       backchannel.plugin,
+      assertions.plugin,
       // RFC 8628: device codes at /device/code, the grant at /oauth2/token, people at our /device page.
       deviceGrant({ verificationUri: url("/device"), codeTtl: config.device.codeTtl, pollInterval: config.device.pollInterval }),
       rpInitiatedLogout(),

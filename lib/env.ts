@@ -30,6 +30,17 @@ const Seconds = (fallback: number) =>
     v.minValue(1, "must be at least 1"),
   );
 
+/** Issuer identifiers, comma-separated: each an http(s) URL without query or fragment (RFC 8414 §2). */
+function issuerList(value: string): string[] {
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+const IssuerList = v.optional(
+  v.pipe(
+    v.string(),
+    v.check((value) => issuerList(value).every((issuer) => URL.canParse(issuer) && /^https?:\/\/[^?#]+$/.test(issuer)), "must be a comma-separated list of issuer URLs (http(s), no query or fragment)"),
+  ),
+);
+
 /** A rate limit's budget (lib/limits.ts), a whole number of requests per its window. */
 const Requests = (fallback: number) =>
   v.pipe(v.optional(v.string(), String(fallback)), v.transform(Number), v.integer("must be a whole number of requests"), v.minValue(1, "must be at least 1"));
@@ -82,6 +93,8 @@ export const EnvSchema = v.object({
   CIBA_POLL_INTERVAL: v.pipe(v.optional(v.string(), "5"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(1), v.maxValue(60)),
   CIBA_MAX_PENDING: v.pipe(v.optional(v.string(), "5"), v.transform(Number), v.integer("must be a whole number of requests"), v.minValue(1), v.maxValue(100)),
   TOKEN_EXCHANGE_MAX_DEPTH: v.pipe(v.optional(v.string(), "3"), v.transform(Number), v.integer("must be a whole number of delegation levels"), v.minValue(1), v.maxValue(10)),
+  ID_JAG_AUDIENCES: IssuerList,
+  ID_JAG_TRUSTED_ISSUERS: IssuerList,
   PAR_REQUEST_URI_TTL: v.pipe(v.optional(v.string(), "60"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(1), v.maxValue(600)),
   REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: Bool,
   DPOP_NONCE_LIFETIME: v.pipe(v.optional(v.string(), "300"), v.transform(Number), v.integer("must be a whole number of seconds"), v.minValue(0), v.maxValue(3600)),
@@ -290,6 +303,12 @@ function settingsOf(e: Env) {
     ciba: Object.freeze({ requestTtl: e.CIBA_REQUEST_TTL, pollInterval: e.CIBA_POLL_INTERVAL, maxPending: e.CIBA_MAX_PENDING }),
     /** RFC 8693 token exchange: how many actors a delegated token may name (`act`, `act.act`, ...). */
     tokenExchangeMaxDepth: e.TOKEN_EXCHANGE_MAX_DEPTH,
+    /**
+     * Identity Assertion JWT Authorization Grants (ID-JAG): the issuers of the resource
+     * authorization servers we issue assertions for (token exchange), and the issuers whose
+     * assertions we redeem (the JWT bearer grant).
+     */
+    idJag: Object.freeze({ audiences: Object.freeze(issuerList(e.ID_JAG_AUDIENCES ?? "")), trustedIssuers: Object.freeze(issuerList(e.ID_JAG_TRUSTED_ISSUERS ?? "")) }),
     /**
      * RFC 9126 pushed authorization requests: how long a `request_uri` is good for (s, single
      * use), and whether every authorization request must be pushed first.

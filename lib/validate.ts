@@ -1,3 +1,4 @@
+import { APIError } from "better-auth/api";
 import type { Context } from "hono";
 import * as v from "valibot";
 import { problems, type InvalidParam } from "./errors.js";
@@ -14,6 +15,15 @@ export function check<S extends v.GenericSchema>(schema: S, input: unknown, what
   if (result.success) return result.output;
   const errors: InvalidParam[] = result.issues.map((issue) => ({ pointer: pointerOf(issue), reason: issue.message }));
   throw problems.badRequest(`The ${what} is invalid: ${errors.map((e) => `${e.pointer} ${e.reason}`).join("; ")}`, errors);
+}
+
+/** Valibot result -> typed value, or the RFC 6749 §5.2 `invalid_request` of an OAuth endpoint naming the first bad parameter. */
+export function checkOAuthParams<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = issue.path?.map((p) => String(p.key)).join(".") ?? "request";
+  throw new APIError("BAD_REQUEST", { error: "invalid_request", error_description: `${field}: ${issue.message}` });
 }
 
 /**

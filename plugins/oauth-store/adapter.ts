@@ -55,3 +55,19 @@ export function findRefreshTokenGrant(adapter: Pick<Adapter, "findOne">, tokenHa
 export function listOwnedClientsByAuthMethod<T extends object>(adapter: Pick<Adapter, "findMany">, userId: string, method: string): Promise<T[]> {
   return adapter.findMany<T>({ model: "oauthClient", where: [{ field: "userId", value: userId }, { field: "tokenEndpointAuthMethod", value: method }] });
 }
+
+/**
+ * Marks a single-use assertion's key (a hash of its issuer and `jti`) used until `expiresAt`,
+ * in oauth-provider's `oauthClientAssertion` tombstones: one insert wins on every instance.
+ * False when the key was already used; a failure that left no row is rethrown.
+ */
+export async function consumeAssertionKey(adapter: Pick<Adapter, "create" | "findOne">, id: string, expiresAt: Date): Promise<boolean> {
+  try {
+    await adapter.create({ model: "oauthClientAssertion", data: { id, expiresAt }, forceAllowId: true });
+    return true;
+  } catch (err) {
+    const used = await adapter.findOne({ model: "oauthClientAssertion", where: [{ field: "id", value: id }] }).catch(() => null);
+    if (used) return false;
+    throw err;
+  }
+}

@@ -4,6 +4,7 @@ import { signJWT } from "better-auth/plugins/jwt";
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
+import { checkOAuthParams } from "../../lib/validate.js";
 import type { Database } from "../../lib/db/tables.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { findResourceRow } from "../oauth-store/adapter.js";
@@ -28,6 +29,8 @@ export interface TokenExchangeOptions {
   maxDepth: number;
   /** The access-token claims of auth.config.ts (`bap_id` with `profile`). */
   claims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
+  /** The handler of requests for another token type (plugins/id-jag: identity assertions), by `requested_token_type`. */
+  otherTokenTypes?: Record<string, OAuthExtensionGrantHandler>;
 }
 
 const Token = v.pipe(v.string(), v.minLength(1), v.maxLength(8192));
@@ -49,11 +52,7 @@ const ExchangeRequest = v.looseObject({
 });
 
 function readRequest(body: unknown): v.InferOutput<typeof ExchangeRequest> {
-  const result = v.safeParse(ExchangeRequest, body);
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const field = issue.path?.map((p) => String(p.key)).join(".") ?? "request";
-  refuse("invalid_request", `${field}: ${issue.message}`);
+  return checkOAuthParams(ExchangeRequest, body);
 }
 
 /** RFC 8693 §2.2.1 scope: a subset of the subject token's, that token's by default. */
@@ -118,7 +117,11 @@ async function targetResource(ctx: Parameters<OAuthExtensionGrantHandler>[0]["ct
  * key (./binding.ts, RFC 9449 §6.1).
  */
 export function tokenExchangeGrant(options: TokenExchangeOptions): OAuthExtensionGrantHandler {
-  return async ({ ctx, opts, provider }) => {
+  return async (input) => {
+    const { ctx, opts, provider } = input;
+    const requestedType = (ctx.body as { requested_token_type?: unknown } | undefined)?.requested_token_type;
+    const other = typeof requestedType === "string" ? options.otherTokenTypes?.[requestedType] : undefined;
+    if (other) return other(input);
     const { client } = await provider.authenticateClient();
     const request = readRequest(ctx.body);
     const userInfoUrl = `${ctx.context.baseURL}${AUTH_PATHS.userinfo}`;

@@ -34,6 +34,30 @@ function deprecationLines(table: readonly DeprecatedRoute[]): string[] {
   });
 }
 
+const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/** Enterprise-managed authorization (ID-JAG): each side only where discovery says it works. */
+function idJagLines(m: Record<string, unknown>, tokenEndpoint: string): string[] {
+  const issues = Array.isArray(m.identity_chaining_requested_token_types_supported) && m.identity_chaining_requested_token_types_supported.includes(ID_JAG);
+  const redeems = Array.isArray(m.grant_types_supported) && m.grant_types_supported.includes(JWT_BEARER);
+  if (!issues && !redeems) return [];
+  return [
+    "## Reach another app for the person (enterprise-managed authorization, ID-JAG)",
+    ...(issues
+      ? [
+          `Here as the identity provider: a confidential client registered with grant_types including urn:ietf:params:oauth:grant-type:token-exchange and "id_jag_clients": {"<the other authorization server's issuer>": "<your client_id there>"} gets an identity assertion for a person signed in with it: POST ${tokenEndpoint} with its client credentials, grant_type=urn:ietf:params:oauth:grant-type:token-exchange, requested_token_type=${ID_JAG}, subject_token=<the person's ID token from us> (subject_token_type=urn:ietf:params:oauth:token-type:id_token; or their access token, ...:access_token), audience=<that issuer>, and optionally scope and resource (what to ask there). The answer's access_token is the assertion (a JWT, typ oauth-id-jag+jwt, good for 5 minutes; issued_token_type ${ID_JAG}, token_type N_A). Only the audiences this server's operator allows (discovery: identity_chaining_requested_token_types_supported): another audience is invalid_target, a client with no client_id for it unauthorized_client.`,
+        ]
+      : []),
+    ...(redeems
+      ? [
+          `Here as the app's authorization server: POST ${tokenEndpoint} with your client credentials, grant_type=${JWT_BEARER} and assertion=<an ID-JAG from an identity provider this server trusts, aud this issuer, client_id yours here>, optionally resource and a narrower scope. The answer is our access token (no refresh token) for the person whose verified e-mail address here is the assertion's email claim. Each assertion works once; an expired, replayed, foreign or untrusted one is invalid_grant. openid-client: genericGrantRequest for both calls.`,
+        ]
+      : []),
+    "",
+  ];
+}
+
 async function build(deps: LlmsTxtDeps): Promise<string> {
   const m = (await deps.auth.api.getOpenIdConfig()) as unknown as Record<string, unknown>;
   const api = deps.issuer + BASE_PATH;
@@ -107,6 +131,7 @@ async function build(deps: LlmsTxtDeps): Promise<string> {
     `The person is e-mailed a link and approves or denies on ${deps.issuer}/ciba/<id>. Poll ${at("token_endpoint", `${api}${AUTH_PATHS.token}`)} with grant_type=urn:openid:params:grant-type:ciba and auth_req_id no faster than interval: authorization_pending, slow_down (wait 5 s longer), access_denied or expired_token until the tokens come, once. In ping mode your endpoint gets POST {"auth_req_id"} with Authorization: Bearer <client_notification_token> when the person has answered; then redeem the same way. openid-client: initiateBackchannelAuthentication and pollBackchannelAuthenticationGrant. Signed requests, login_hint_token, id_token_hint and user_code are not supported.`,
     "A DPoP proof on the backchannel request (htu the backchannel endpoint) binds it: the token request must then carry a proof by the same key, and the tokens are DPoP-bound.",
     "",
+    ...idJagLines(m, at("token_endpoint", `${api}${AUTH_PATHS.token}`)),
     "## Breaking changes",
     `They are announced here, in this document (${deps.issuer}${DEPRECATION_NOTICE_PATH}), and on the answers of the routes concerned: a Deprecation header (RFC 9745, @<unix seconds>), a Sunset header (RFC 8594, the removal date) and Link: <${deps.issuer}${DEPRECATION_NOTICE_PATH}>; rel="deprecation". OAuth/OIDC protocol paths are stable and never move under /v1/. Certificate type IDs and field names never change; a change needs a new type ID.`,
     "Deprecated routes:",
