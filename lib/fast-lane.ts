@@ -67,18 +67,30 @@ function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === "string" && given.length > 0 && given.length <= 64 && !/[^\w\-=]/.test(given) ? given : randomUUID();
 }
 
+/**
+ * The body of `req`, `length` bytes. One listener per event, removed once settled: a request's
+ * stream closes after its end, and a settled read must not build an Error on every request.
+ */
 function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
   return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      chunks.push(chunk);
-    });
-    req.once("end", () => (size === length ? ok(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) : fail(new Error("body length mismatch"))));
-    req.once("error", fail);
-    // A client gone before the end of its body: the app is not called for it either.
-    req.once("close", () => fail(new Error("request closed before its body ended")));
+      if (!first) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+    };
+    const settle = (why: "end" | "error" | "close", err?: Error) => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      if (why === "end" && size === length) return ok(chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0)));
+      // A client gone before the end of its body: the app is not called for it either.
+      fail(err ?? new Error(why === "end" ? "body length mismatch" : "request closed before its body ended"));
+    };
+    const onEnd = () => settle("end");
+    const onError = (err: Error) => settle("error", err);
+    const onClose = () => settle("close");
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
   });
 }
 

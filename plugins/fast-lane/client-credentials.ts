@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { basicCredentialsOf } from "../../lib/auth-request.js";
 import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 
@@ -12,8 +12,11 @@ import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js"
 
 const PLAIN = /^[A-Za-z0-9._~-]+$/;
 
-/** What oauth-provider stores of a secret or token: its SHA-256, base64url without padding. */
-export const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url");
+/**
+ * What oauth-provider stores of a secret or token: its SHA-256, base64url without padding
+ * (node:crypto's one-shot `hash`: no Hash object per call, about a third of createHash's cost).
+ */
+export const sha256 = (value: string) => hash("sha256", value, "base64url");
 
 /** An answer's headers: JSON, never stored (RFC 6749 §5.1, RFC 7662 §2.2). */
 export const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };

@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
@@ -42,6 +43,36 @@ describe("fast lane", () => {
     expect(res.status).toBe(200);
     const post = await fetch(`${server.url}/.well-known/openid-configuration`, { method: "POST" });
     expect(post.status).toBe(404);
+  });
+
+  it("a form cut short by its client, or longer than declared, is never answered from a partial body; the next request is", async () => {
+    const { hostname, port } = new URL(server.url);
+    const form = "token=abc&token_type_hint=access_token";
+    // Cut short: half the declared form, then the socket is shut.
+    await new Promise<void>((done, fail) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.end(`POST /api/auth/oauth2/introspect HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/x-www-form-urlencoded\r\nauthorization: Basic YTpi\r\ncontent-length: ${form.length}\r\n\r\n${form.slice(0, 10)}`);
+      });
+      let answer = "";
+      socket.on("data", (chunk) => (answer += chunk));
+      socket.on("error", fail);
+      socket.on("close", () => {
+        try {
+          // Nothing, or the server's refusal of the incomplete request: never a 200.
+          expect(answer).not.toMatch(/^HTTP\/1\.1 200/);
+          done();
+        } catch (err) {
+          fail(err);
+        }
+      });
+    });
+    const res = await fetch(`${server.url}/api/auth/oauth2/introspect`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from("nobody:secret").toString("base64")}` },
+      body: form,
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: "invalid_client" });
   });
 });
 
