@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Metrics } from "./metrics.js";
-import { checkAll, type Limiters } from "./rate-limit.js";
+import { take, type Limiters } from "./rate-limit.js";
 import { STRICT_TRANSPORT_SECURITY } from "./strict-transport.js";
 import { CLIENT_IP_HEADER } from "./client-address.js";
 import { hasNulInForm } from "./validate.js";
@@ -16,9 +16,10 @@ import { hasNulInBasic } from "./request-body.js";
  *   - sends X-Request-Id (the caller's when short and plain, as app.ts keeps it, else a new
  *     one) and, for an https AUTH_URL, Strict-Transport-Security;
  *   - for a route with a credential limit, applies lib/limits.ts as lib/auth-limits.ts does:
- *     the address's failures and the credential's budget are checked first, and the
- *     credential's budget is charged once its answer is given (the lane only answers verified
- *     credentials). Both checks are one read (lib/rate-limit.ts checkAll: one Redis script).
+ *     the address's failures are checked and the credential's budget charged first, in one
+ *     step (lib/rate-limit.ts take: one Redis script), and the charge is given back (`refund`)
+ *     whenever the lane does not answer, before the app counts the request its own way; so
+ *     only answers the lane gave, to verified credentials, stay charged to a credential.
  * Anything else goes to the app untouched: another method, a query string, a body that is
  * not a small declared form, a NUL in the Basic credentials or the form, a limit reached
  * (the app answers the 429), an answer the route does not give itself (null: the generic
@@ -104,6 +105,15 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
   async function run(route: LaneRoute, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown) {
     const started = process.hrtime.bigint();
     let body = "";
+    /** Gives back the credential's charge while the lane has not answered. */
+    let charged: (() => Promise<void>) | undefined;
+    /** The request to the app, the lane's charge given back first (the app counts it its own way). */
+    const handOver = async () => {
+      const refund = charged;
+      charged = undefined;
+      await refund?.();
+      return app(req, res);
+    };
     try {
       if (route.method === "POST") {
         const bytes = await readBody(req, Number(req.headers["content-length"]));
@@ -117,10 +127,12 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (limiters && route.credential) {
         if (!credential) return app(req, res);
         const address = String(req.headers[CLIENT_IP_HEADER] ?? "unknown");
-        if (!(await checkAll(limiters, [["authFailures", address], [credential.limit, credential.key]])).allowed) return app(req, res);
+        const taken = await take(limiters, ["authFailures", address], [credential.limit, credential.key]);
+        if (taken.charged) charged = () => limiters[credential.limit].refund(credential.key);
+        if (!taken.allowed) return await handOver();
       }
       const answer = await route.answer(input);
-      if (!answer) return app(req, res);
+      if (!answer) return await handOver();
       const headers: Record<string, string | number> = {
         ...answer.headers,
         "content-length": Buffer.byteLength(answer.body),
@@ -129,16 +141,16 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (https) headers["strict-transport-security"] = STRICT_TRANSPORT_SECURITY;
       res.writeHead(answer.status, headers);
       res.end(answer.body);
-      // The credential's budget, charged for the answer just given (the count never fails: a
-      // store error fails open), after the bytes left: it is not waited for.
-      if (limiters && credential) void limiters[credential.limit].hit(credential.key);
+      // Answered: the charge stays.
+      charged = undefined;
       const labels = { method: route.method, route: route.label, status: String(answer.status) };
       metrics.requests.inc(labels);
       metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     } catch {
       // The app answers it its own way (a 503 for an unreachable database, say), and logs it;
       // a request whose body never arrived has no one left to answer.
-      if (!res.headersSent && !req.destroyed) return app(req, res);
+      if (!res.headersSent && !req.destroyed) return await handOver();
+      await charged?.();
     }
   }
 

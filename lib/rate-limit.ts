@@ -14,6 +14,8 @@ export interface Limiter {
   hit(key: string): Promise<LimitResult>;
   /** Whether `key` has budget left, without counting anything. */
   check(key: string): Promise<LimitResult>;
+  /** Gives back one request counted for `key` (a `take` whose request was then not answered). */
+  refund(key: string): Promise<void>;
 }
 
 /** A counter per limit of lib/limits.ts. */
@@ -21,6 +23,85 @@ export type Limiters = Readonly<Record<LimitName, Limiter>>;
 
 /** How each set of limiters checks several budgets at once (checkAll), by the set. */
 const together = new WeakMap<Limiters, (checks: ReadonlyArray<readonly [LimitName, string]>) => Promise<LimitResult>>();
+/** How each set of limiters checks one budget and counts another in one step (take), by the set. */
+const takers = new WeakMap<Limiters, Taker>();
+
+type Counted = readonly [LimitName, string];
+type Taker = (checked: Counted, counted: Counted) => Promise<TakeResult>;
+
+export interface TakeResult extends LimitResult {
+  /** Whether the counted budget was charged (then `refund` it when the request is not answered). */
+  charged: boolean;
+}
+
+/**
+ * One step for a request the caller answers only once its credential is verified (the fast
+ * lane): whether `checked` (the address's failures) has budget left, and if so `counted` (the
+ * credential's budget) charged and checked. With Redis one script, one round trip, instead of
+ * a read before the answer and a write after it. A request the caller then does not answer
+ * itself (a refusal, an unverified credential) gives the count back with `refund` before the
+ * app counts it its own way, so only answered requests stay counted.
+ */
+export function take(limiters: Limiters, checked: Counted, counted: Counted): Promise<TakeResult> {
+  return (takers.get(limiters) ?? eachTaken(limiters))(checked, counted);
+}
+
+function eachTaken(limiters: Limiters): Taker {
+  return async ([checkedName, checkedKey], [countedName, countedKey]) => {
+    const checked = await limiters[checkedName].check(checkedKey);
+    if (!checked.allowed) return { ...checked, charged: false };
+    return { ...(await limiters[countedName].hit(countedKey)), charged: true };
+  };
+}
+
+/**
+ * KEYS: the checked counter, the counted one; ARGV: the checked budget, the counted budget, the
+ * counted window in seconds. The counted key is charged as rate-limiter-flexible's RateLimiterRedis
+ * charges it (set NX with the window, incrby, the window again when it lost its expiry). Returns
+ * {charged (0/1), milliseconds until a full counter resets (0: allowed)}.
+ */
+const TAKE_SCRIPT = `
+local failed = tonumber(redis.call("get", KEYS[1]) or "0")
+if failed >= tonumber(ARGV[1]) then
+  local ttl = redis.call("pttl", KEYS[1])
+  if ttl < 1 then ttl = 1 end
+  return {0, ttl}
+end
+redis.call("set", KEYS[2], 0, "EX", ARGV[3], "NX")
+local used = redis.call("incrby", KEYS[2], 1)
+local ttl = redis.call("pttl", KEYS[2])
+if ttl == -1 then
+  redis.call("expire", KEYS[2], ARGV[3])
+  ttl = 1000 * ARGV[3]
+end
+if used > tonumber(ARGV[2]) then
+  if ttl < 1 then ttl = 1 end
+  return {1, ttl}
+end
+return {1, 0}`;
+
+type TakingRedis = Redis & { idpTakeLimit(checkedKey: string, countedKey: string, checkedBudget: number, countedBudget: number, windowSeconds: number): Promise<[number, number]> };
+
+function takenInRedis(redis: Redis, counters: Record<LimitName, RateLimiterAbstract>, settings: LimitSettings, each: Taker): Taker {
+  if (!("idpTakeLimit" in redis)) redis.defineCommand("idpTakeLimit", { numberOfKeys: 2, lua: TAKE_SCRIPT });
+  const scripted = redis as unknown as TakingRedis;
+  return async (checked, counted) => {
+    if (redis.status !== "ready") return each(checked, counted);
+    try {
+      const [charged, ms] = await scripted.idpTakeLimit(
+        counters[checked[0]].getKey(checked[1]),
+        counters[counted[0]].getKey(counted[1]),
+        settings.points[checked[0]],
+        settings.points[counted[0]],
+        LIMITS[counted[0]].windowSeconds,
+      );
+      return ms > 0 ? { allowed: false, retryAfter: Math.max(1, Math.ceil(ms / 1000)), charged: charged === 1 } : { allowed: true, retryAfter: 0, charged: charged === 1 };
+    } catch {
+      // Redis failed mid-way (the script ran or not, unknown): the limiters' own steps answer.
+      return each(checked, counted);
+    }
+  };
+}
 
 /**
  * Whether every `[limit, key]` has budget left, without counting anything: the first refusal,
@@ -88,6 +169,10 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
         return { allowed: true, retryAfter: 0 };
       }
     },
+    async refund(key) {
+      // A store failure leaves the count as it is (fails closed by one request, never a 500).
+      await counter.reward(key, 1).catch(() => undefined);
+    },
     async check(key) {
       const res = await counter.get(key).catch(() => null);
       // An in-memory counter whose window has ended is still read back until its timer deletes
@@ -119,6 +204,9 @@ export function createLimiters(settings: LimitSettings, redis?: Redis): Limiters
     counters[name] = counter;
   }
   const frozen = Object.freeze(limiters);
-  if (redis) together.set(frozen, checkedInRedis(redis, counters, settings.points, eachChecked(frozen)));
+  if (redis) {
+    together.set(frozen, checkedInRedis(redis, counters, settings.points, eachChecked(frozen)));
+    takers.set(frozen, takenInRedis(redis, counters, settings, eachTaken(frozen)));
+  }
   return frozen;
 }

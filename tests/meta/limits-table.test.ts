@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { loadEnv } from "../../lib/env.js";
 import { LIMIT_NAMES, LIMITS, type LimitRule } from "../../lib/limits.js";
-import { checkAll, createLimiters, type Limiters } from "../../lib/rate-limit.js";
+import { checkAll, createLimiters, take, type Limiters } from "../../lib/rate-limit.js";
 import { freePort } from "../helpers/server.js";
 
 /** lib/limits.ts is the one table of limits: docs/limits.md, .env.example and the settings follow it. */
@@ -120,6 +120,70 @@ describe("checking several budgets at once (checkAll)", () => {
     redis.on("error", () => undefined);
     try {
       await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+/**
+ * take checks one budget (the address's failures) and charges another (the credential's) in one
+ * step; refund gives a charge back. The counts are the limiters' own: check and hit see them.
+ */
+async function expectTaken(limiters: Limiters) {
+  const [address, client, locked] = [randomUUID(), randomUUID(), randomUUID()];
+  // Charged and allowed up to the budget (3), refused past it with a Retry-After, charged still.
+  const taken = [];
+  for (let i = 0; i < 4; i++) taken.push(await take(limiters, ["authFailures", address], ["register", client]));
+  expect(taken.map((t) => [t.allowed, t.charged])).toEqual([[true, true], [true, true], [true, true], [false, true]]);
+  expect(taken[3]!.retryAfter).toBeGreaterThan(0);
+  expect(taken[3]!.retryAfter).toBeLessThanOrEqual(LIMITS.register.windowSeconds);
+  // Giving back the refused one and one more leaves one request of budget: check sees it.
+  await limiters.register.refund(client);
+  expect((await limiters.register.check(client)).allowed).toBe(false);
+  await limiters.register.refund(client);
+  expect((await limiters.register.check(client)).allowed).toBe(true);
+  expect((await limiters.register.hit(client)).allowed).toBe(true);
+  expect((await limiters.register.check(client)).allowed).toBe(false);
+  // An address out of failures is refused before anything is charged.
+  for (let i = 0; i < 3; i++) await limiters.authFailures.hit(locked);
+  const other = randomUUID();
+  const refused = await take(limiters, ["authFailures", locked], ["register", other]);
+  expect(refused).toMatchObject({ allowed: false, charged: false });
+  expect(refused.retryAfter).toBeGreaterThan(0);
+  for (let i = 0; i < 3; i++) expect((await limiters.register.hit(other)).allowed).toBe(true);
+  expect((await limiters.register.hit(other)).allowed).toBe(false);
+}
+
+describe("one budget checked and another charged in one step (take, refund)", () => {
+  it("in memory", async () => {
+    await expectTaken(createLimiters({ enabled: true, points: smallBudgets })!);
+  });
+
+  it.runIf(process.env.TEST_REDIS_URL)("in Redis: one script, on the counters the limiters count", async () => {
+    const redis = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      await redis.ping();
+      const limiters = createLimiters({ enabled: true, points: smallBudgets }, redis)!;
+      await expectTaken(limiters);
+      // The charged key carries the limit's window, as rate-limiter-flexible's own count sets it.
+      const key = randomUUID();
+      await take(limiters, ["authFailures", randomUUID()], ["register", key]);
+      const ttl = await redis.pttl(`idp:rl:register:${key}`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(LIMITS.register.windowSeconds * 1000);
+      expect(await redis.get(`idp:rl:register:${key}`)).toBe("1");
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("with Redis unreachable: the insurance limiters answer", async () => {
+    const port = await freePort();
+    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    redis.on("error", () => undefined);
+    try {
+      await expectTaken(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
     } finally {
       redis.disconnect();
     }
