@@ -48,11 +48,16 @@ describe("the limits table", () => {
   });
 });
 
+/** A Redis client of a port nothing listens on, that never retries. */
+async function unreachableRedis() {
+  const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  redis.on("error", () => undefined);
+  return redis;
+}
+
 describe("counters with Redis unreachable", () => {
   it("fail open to a limit per process (the insurance limiter), never an error", async () => {
-    const port = await freePort(); // nothing listens there
-    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-    redis.on("error", () => undefined);
+    const redis = await unreachableRedis();
     try {
       const points = { ...Object.fromEntries(LIMIT_NAMES.map((n) => [n, LIMITS[n].points])), register: 3 } as Record<(typeof LIMIT_NAMES)[number], number>;
       const limiters = createLimiters({ enabled: true, points }, redis)!;
@@ -115,9 +120,7 @@ describe("checking several budgets at once (checkAll)", () => {
   });
 
   it("with Redis unreachable: each limiter's own check answers, from the insurance limiter", async () => {
-    const port = await freePort();
-    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-    redis.on("error", () => undefined);
+    const redis = await unreachableRedis();
     try {
       await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
     } finally {
@@ -179,9 +182,7 @@ describe("one budget checked and another charged in one step (take, refund)", ()
   });
 
   it("with Redis unreachable: the insurance limiters answer", async () => {
-    const port = await freePort();
-    const redis = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-    redis.on("error", () => undefined);
+    const redis = await unreachableRedis();
     try {
       await expectTaken(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
     } finally {
