@@ -390,7 +390,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
 }
 
 /** What an access token says beyond RFC 7662's fields: the BAP identity it speaks for, with `profile`. */
-export async function accessTokenClaims({ scopes, referenceId }: { scopes: string[]; referenceId?: string }): Promise<Record<string, unknown>> {
+export function accessTokenClaims({ scopes, referenceId }: { scopes: string[]; referenceId?: string }): Record<string, unknown> {
   return referenceId && scopes.includes("profile") ? { bap_id: referenceId } : {};
 }
 

@@ -46,8 +46,8 @@ export interface LaneRoute {
   label: string;
   /** A credential limit of lib/limits.ts and its key for this request, when the route has one. */
   credential?: (req: LaneRequest) => { limit: "client" | "session" | "token"; key: string } | null;
-  /** The answer, or null to leave the request to the app. */
-  answer(req: LaneRequest): Promise<LaneAnswer | null>;
+  /** The answer, or null to leave the request to the app; at once when it needs no wait. */
+  answer(req: LaneRequest): LaneAnswer | null | Promise<LaneAnswer | null>;
 }
 
 export interface FastLaneOptions {
@@ -58,6 +58,8 @@ export interface FastLaneOptions {
   /** Whether AUTH_URL is https (Strict-Transport-Security on every answer). */
   https: boolean;
 }
+
+type Charge = { limit: "client" | "session" | "token"; key: string };
 
 /** Largest form the lane reads itself; a larger one goes to the app (and its body limit). */
 const MAX_LANE_BODY = 16 * 1024;
@@ -102,18 +104,17 @@ function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
 export function createFastLane({ routes, metrics, limiters, https }: FastLaneOptions) {
   const byKey = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
 
+  /** The request to the app, the lane's charge given back first (the app counts it its own way). */
+  async function handOver(req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown, charged: Charge | undefined) {
+    if (charged && limiters) await limiters[charged.limit].refund(charged.key);
+    return app(req, res);
+  }
+
   async function run(route: LaneRoute, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown) {
     const started = process.hrtime.bigint();
     let body = "";
-    /** Gives back the credential's charge while the lane has not answered. */
-    let charged: (() => Promise<void>) | undefined;
-    /** The request to the app, the lane's charge given back first (the app counts it its own way). */
-    const handOver = async () => {
-      const refund = charged;
-      charged = undefined;
-      await refund?.();
-      return app(req, res);
-    };
+    /** The credential's charge, while the lane has not answered (given back if it does not). */
+    let charged: Charge | undefined;
     try {
       if (route.method === "POST") {
         const bytes = await readBody(req, Number(req.headers["content-length"]));
@@ -127,12 +128,15 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (limiters && route.credential) {
         if (!credential) return app(req, res);
         const address = String(req.headers[CLIENT_IP_HEADER] ?? "unknown");
-        const taken = await take(limiters, ["authFailures", address], [credential.limit, credential.key]);
-        if (taken.charged) charged = () => limiters[credential.limit].refund(credential.key);
-        if (!taken.allowed) return await handOver();
+        // In memory the step answers at once; with Redis, one round trip.
+        const step = take(limiters, ["authFailures", address], [credential.limit, credential.key]);
+        const taken = step instanceof Promise ? await step : step;
+        if (taken.charged) charged = credential;
+        if (!taken.allowed) return await handOver(req, res, app, charged);
       }
-      const answer = await route.answer(input);
-      if (!answer) return await handOver();
+      const pending = route.answer(input);
+      const answer = pending instanceof Promise ? await pending : pending;
+      if (!answer) return await handOver(req, res, app, charged);
       const headers: Record<string, string | number> = {
         ...answer.headers,
         "content-length": Buffer.byteLength(answer.body),
@@ -149,8 +153,8 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
     } catch {
       // The app answers it its own way (a 503 for an unreachable database, say), and logs it;
       // a request whose body never arrived has no one left to answer.
-      if (!res.headersSent && !req.destroyed) return await handOver();
-      await charged?.();
+      if (!res.headersSent && !req.destroyed) return await handOver(req, res, app, charged);
+      if (charged && limiters) await limiters[charged.limit].refund(charged.key);
     }
   }
 

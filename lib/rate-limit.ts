@@ -27,7 +27,7 @@ const together = new WeakMap<Limiters, (checks: ReadonlyArray<readonly [LimitNam
 const takers = new WeakMap<Limiters, Taker>();
 
 type Counted = readonly [LimitName, string];
-type Taker = (checked: Counted, counted: Counted) => Promise<TakeResult>;
+type Taker = (checked: Counted, counted: Counted) => TakeResult | Promise<TakeResult>;
 
 export interface TakeResult extends LimitResult {
   /** Whether the counted budget was charged (then `refund` it when the request is not answered). */
@@ -42,7 +42,7 @@ export interface TakeResult extends LimitResult {
  * itself (a refusal, an unverified credential) gives the count back with `refund` before the
  * app counts it its own way, so only answered requests stay counted.
  */
-export function take(limiters: Limiters, checked: Counted, counted: Counted): Promise<TakeResult> {
+export function take(limiters: Limiters, checked: Counted, counted: Counted): TakeResult | Promise<TakeResult> {
   return (takers.get(limiters) ?? eachTaken(limiters))(checked, counted);
 }
 
@@ -183,6 +183,64 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
   };
 }
 
+/** A limiter of this process only, whose steps answer at once (no promise, no timer per key). */
+interface MemoryLimiter extends Limiter {
+  hitNow(key: string): LimitResult;
+  checkNow(key: string): LimitResult;
+}
+
+const ALLOWED: LimitResult = Object.freeze({ allowed: true, retryAfter: 0 });
+
+/**
+ * A fixed window per key, opened by its first request (as rate-limiter-flexible's counters
+ * count): `points` requests in `windowSeconds`, every request counted, refused ones too. Ended
+ * windows are swept once a window, as requests come.
+ */
+function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
+  const windows = new Map<string, { used: number; resetAt: number }>();
+  const windowMs = windowSeconds * 1000;
+  let sweepAt = 0;
+  const refused = (resetAt: number, now: number): LimitResult => ({ allowed: false, retryAfter: Math.max(1, Math.ceil((resetAt - now) / 1000)) });
+  function open(key: string, now: number) {
+    if (now >= sweepAt) {
+      sweepAt = now + windowMs;
+      for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
+    }
+    const current = windows.get(key);
+    return current && current.resetAt > now ? current : undefined;
+  }
+  const limiter: MemoryLimiter = {
+    hitNow(key) {
+      const now = Date.now();
+      let window = open(key, now);
+      if (!window) windows.set(key, (window = { used: 0, resetAt: now + windowMs }));
+      window.used++;
+      return window.used <= points ? ALLOWED : refused(window.resetAt, now);
+    },
+    checkNow(key) {
+      const now = Date.now();
+      const window = open(key, now);
+      return window && window.used >= points ? refused(window.resetAt, now) : ALLOWED;
+    },
+    hit: async (key) => limiter.hitNow(key),
+    check: async (key) => limiter.checkNow(key),
+    async refund(key) {
+      const window = open(key, Date.now());
+      if (window && window.used > 0) window.used--;
+    },
+  };
+  return limiter;
+}
+
+/** take for limiters that are all in this process: at once. */
+function takenNow(limiters: Readonly<Record<LimitName, MemoryLimiter>>): Taker {
+  return ([checkedName, checkedKey], [countedName, countedKey]) => {
+    const checked = limiters[checkedName].checkNow(checkedKey);
+    if (!checked.allowed) return { ...checked, charged: false };
+    return { ...limiters[countedName].hitNow(countedKey), charged: true };
+  };
+}
+
 /**
  * The counters of every limit: in Redis when the deployment has it (shared by every instance),
  * each with an in-memory insurance limiter that answers while Redis is unreachable (counters
@@ -191,22 +249,24 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
  */
 export function createLimiters(settings: LimitSettings, redis?: Redis): Limiters | null {
   if (!settings.enabled) return null;
+  if (!redis) {
+    const limiters = {} as Record<LimitName, MemoryLimiter>;
+    for (const name of LIMIT_NAMES) limiters[name] = memoryLimiter(settings.points[name], LIMITS[name].windowSeconds);
+    const frozen = Object.freeze(limiters);
+    takers.set(frozen, takenNow(frozen));
+    return frozen;
+  }
   const limiters = {} as Record<LimitName, Limiter>;
   const counters = {} as Record<LimitName, RateLimiterAbstract>;
   for (const name of LIMIT_NAMES) {
     const points = settings.points[name];
     const options = { points, duration: LIMITS[name].windowSeconds, keyPrefix: `idp:rl:${name}` };
-    const memory = new RateLimiterMemory(options);
-    const counter = redis
-      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true })
-      : memory;
+    const counter = new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options), rejectIfRedisNotReady: true });
     limiters[name] = limiterOver(counter, points);
     counters[name] = counter;
   }
   const frozen = Object.freeze(limiters);
-  if (redis) {
-    together.set(frozen, checkedInRedis(redis, counters, settings.points, eachChecked(frozen)));
-    takers.set(frozen, takenInRedis(redis, counters, settings, eachTaken(frozen)));
-  }
+  together.set(frozen, checkedInRedis(redis, counters, settings.points, eachChecked(frozen)));
+  takers.set(frozen, takenInRedis(redis, counters, settings, eachTaken(frozen)));
   return frozen;
 }

@@ -47,13 +47,21 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+export type Awaitable<T> = T | Promise<T>;
+
+/** `f` of `value` at once when it is there, else once it is (a lane's step that may not wait). */
+export function thenOrNow<T, U>(value: Awaitable<T>, f: (value: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
 /**
  * The first row of `sql` (built once, `?`/`$n` parameters) as the fast lanes read it: at once
  * on SQLite, a prepared statement named `name` on PostgreSQL.
  */
-export function preparedRowReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">, name: string, sql: string) {
+export function preparedRowReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">, name: string, sql: string): (parameters: readonly unknown[]) => Awaitable<Record<string, unknown> | undefined> {
   const { db, readRowNow, queryPrepared } = database;
-  if (readRowNow) return async (parameters: readonly unknown[]) => readRowNow(sql, parameters);
+  // SQLite answers at once: no promise (and no async-hooks work) for the lanes' reads.
+  if (readRowNow) return (parameters: readonly unknown[]) => readRowNow(sql, parameters);
   if (queryPrepared) return async (parameters: readonly unknown[]) => (await queryPrepared(name, sql, parameters)).rows[0];
   return async (parameters: readonly unknown[]) => (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, [...parameters]))).rows[0];
 }

@@ -1,6 +1,6 @@
 import type { BetterAuthDBSchema, DBFieldAttribute } from "better-auth";
 import type { Kysely } from "kysely";
-import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
+import { preparedRowReader, thenOrNow, type Awaitable, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asDate, rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
 
@@ -78,11 +78,8 @@ export function sessionWithUserReader(database: Pick<DatabaseHandle, "db" | "rea
   const token = database.type === "postgres" ? "$1" : "?";
   const sql = `select ${select} from ${q(tables.session.modelName)} as s join ${q(tables.user.modelName)} as u on u.${q(user.find((c) => c.key === "id")!.column)} = s.${q(session.find((c) => c.key === "userId")!.column)} where s.${q(session.find((c) => c.key === "token")!.column)} = ${token}`;
   const read = preparedRowReader(database, "idp_session_with_user", sql);
-  return async (sessionToken: string): Promise<SessionWithUser | null> => {
-    const row = await read([sessionToken]);
-    if (!row) return null;
-    return { session: decoded(row, "s", session) as SessionWithUser["session"], user: decoded(row, "u", user) };
-  };
+  return (sessionToken: string): Awaitable<SessionWithUser | null> =>
+    thenOrNow(read([sessionToken]), (row) => (row ? { session: decoded(row, "s", session) as SessionWithUser["session"], user: decoded(row, "u", user) } : null));
 }
 
 interface Column {

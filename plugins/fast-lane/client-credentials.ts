@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import { basicCredentialsOf } from "../../lib/auth-request.js";
-import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
+import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 
 /**
  * Client authentication as the fast lane's client endpoints (introspection, the refresh grant)
@@ -49,6 +49,6 @@ export function clientBudget(req: LaneRequest): { limit: "client"; key: string }
 }
 
 /** A client endpoint of the fast lane at `path` (its own metrics label), counted against the client's budget. */
-export function clientLaneRoute(path: string, answer: (req: LaneRequest) => Promise<LaneAnswer | null>): LaneRoute {
+export function clientLaneRoute(path: string, answer: LaneRoute["answer"]): LaneRoute {
   return { method: "POST", path, label: path, credential: clientBudget, answer };
 }

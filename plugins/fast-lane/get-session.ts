@@ -2,7 +2,8 @@ import type { AuthContext } from "better-auth";
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
 import { sessionLimitKey } from "../../lib/auth-limits.js";
 import { verifiedCookieToken } from "../../lib/auth-request.js";
-import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
+import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
+import { thenOrNow, type Awaitable } from "../../lib/db/connection.js";
 import { withCurrentTier } from "../subscriptions/index.js";
 import { sessionWithUserReader } from "../core-store/sessions.js";
 
@@ -60,12 +61,21 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
   const tokens = new WeakMap<LaneRequest, string | null>();
   let ctx: FastSessionContext | undefined;
   type Found = Awaited<ReturnType<FastSessionContext["internalAdapter"]["findSession"]>>;
-  let findSession: (token: string) => Promise<Found> = () => Promise.resolve(null);
+  let findSession: (token: string) => Awaitable<Found> = () => null;
   void context.then((c) => {
     ctx = c;
     const read = database && !c.options.secondaryStorage && c.tables.session && c.tables.user ? sessionWithUserReader(database, { session: c.tables.session, user: c.tables.user }) : null;
-    findSession = read ? (read as (token: string) => Promise<Found>) : (token) => c.internalAdapter.findSession(token);
+    findSession = read ? (read as (token: string) => Awaitable<Found>) : (token) => c.internalAdapter.findSession(token);
   });
+
+  function answerOf(found: Found, context: FastSessionContext): LaneAnswer | null {
+    if (!found) return null;
+    const expiresAt = found.session.expiresAt.valueOf();
+    const { expiresIn, updateAge } = context.sessionConfig;
+    if (expiresAt < Date.now() || expiresAt - expiresIn * 1000 + updateAge * 1000 <= Date.now()) return null;
+    const returned = { session: parseSessionOutput(context.options, found.session), user: parseUserOutput(context.options, found.user) };
+    return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
+  }
 
   /** The session token of the quiet case's cookies, or null. */
   function tokenOf(req: LaneRequest): string | null {
@@ -94,16 +104,12 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
       const token = tokenOf(req);
       return token ? { limit: "session", key: sessionLimitKey(token) } : null;
     },
-    async answer(req) {
+    // At once when the session is read from SQLite.
+    answer(req) {
       const token = tokenOf(req);
-      if (!token || !ctx) return null;
-      const found = await findSession(token);
-      if (!found) return null;
-      const expiresAt = found.session.expiresAt.valueOf();
-      const { expiresIn, updateAge } = ctx.sessionConfig;
-      if (expiresAt < Date.now() || expiresAt - expiresIn * 1000 + updateAge * 1000 <= Date.now()) return null;
-      const returned = { session: parseSessionOutput(ctx.options, found.session), user: parseUserOutput(ctx.options, found.user) };
-      return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
+      const context = ctx;
+      if (!token || !context) return null;
+      return thenOrNow(findSession(token), (found) => answerOf(found, context));
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { OAuthTokenStore } from "../oauth-store/introspection.js";
+import type { AccessTokenRow, ClientCredentialRow, OAuthTokenStore } from "../oauth-store/introspection.js";
+import { thenOrNow, type Awaitable } from "../../lib/db/connection.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { EdgeHandler } from "../../lib/auth-request.js";
 import { clientLaneRoute, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
@@ -33,7 +34,7 @@ export interface FastIntrospectionOptions {
   /** The endpoint's public path (BASE_PATH + /oauth2/introspect). */
   path: string;
   /** oauth-provider's customAccessTokenClaims (auth.config.ts), applied as it applies them. */
-  claims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
+  claims: (input: { scopes: string[]; referenceId?: string }) => Awaitable<Record<string, unknown>>;
 }
 
 
@@ -49,17 +50,11 @@ function tokenOf(form: string): string | null {
   return token && token.split(".").length !== 3 ? token : null;
 }
 
-/** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer. */
+/** Answers the common case's body (JSON text), or null for oauth-provider's endpoint to answer; at once on SQLite. */
 export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntrospectionOptions, "path">) {
-  return async function answer(authorization: string | null | undefined, form: string): Promise<string | null> {
-    const credentials = plainBasic(authorization);
-    const token = credentials ? tokenOf(form) : null;
-    if (!credentials || !token) return null;
-    const found = await store.findClientAndToken(credentials.id, sha256(token));
-    if (!found) return null;
-    const { client, token: row } = found;
-    if ( client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
-    if (!secretMatches(client.clientSecret, credentials.secret)) return null;
+  function active(client: ClientCredentialRow, row: AccessTokenRow | null, secret: string): Awaitable<string | null> {
+    if (client.disabled || client.clientDiscoveryId || (client.tokenEndpointAuthMethod ?? "client_secret_basic") !== "client_secret_basic") return null;
+    if (!secretMatches(client.clientSecret, secret)) return null;
     if (!row || row.clientId !== client.clientId || !row.scopes || row.revoked || row.confirmation != null) return null;
     if (Array.isArray(row.resources) ? row.resources.length > 0 : row.resources != null) return null;
     const now = Date.now();
@@ -67,19 +62,29 @@ export function introspectionAnswerer({ store, issuer, claims }: Omit<FastIntros
     if (row.sessionId && (!row.session || row.session.expiresAt.getTime() < now)) return null;
     // Pairwise subjects need oauth-provider's pairwise secret: its path computes them.
     if (client.subjectType === "pairwise") return null;
-    return JSON.stringify({
-      ...(await claims({ scopes: row.scopes, referenceId: row.referenceId ?? undefined })),
-      active: true,
-      iss: issuer,
-      client_id: row.clientId,
-      azp: row.clientId,
-      sub: row.userId ?? undefined,
-      sid: row.sessionId ?? undefined,
-      exp: Math.floor(row.expiresAt.getTime() / 1000),
-      iat: Math.floor(row.createdAt.getTime() / 1000),
-      scope: row.scopes.join(" "),
-      token_type: "Bearer",
-    });
+    const scopes = row.scopes;
+    return thenOrNow(claims({ scopes, referenceId: row.referenceId ?? undefined }), (extra) =>
+      JSON.stringify({
+        ...extra,
+        active: true,
+        iss: issuer,
+        client_id: row.clientId,
+        azp: row.clientId,
+        sub: row.userId ?? undefined,
+        sid: row.sessionId ?? undefined,
+        exp: Math.floor(row.expiresAt.getTime() / 1000),
+        iat: Math.floor(row.createdAt.getTime() / 1000),
+        scope: scopes.join(" "),
+        token_type: "Bearer",
+      }),
+    );
+  }
+
+  return function answer(authorization: string | null | undefined, form: string): Awaitable<string | null> {
+    const credentials = plainBasic(authorization);
+    const token = credentials ? tokenOf(form) : null;
+    if (!credentials || !token) return null;
+    return thenOrNow(store.findClientAndToken(credentials.id, sha256(token)), (found) => (found ? active(found.client, found.token, credentials.secret) : null));
   };
 }
 
@@ -96,8 +101,5 @@ export function withFastIntrospection(next: EdgeHandler, options: Omit<FastIntro
 /** The same answers in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
 export function introspectionLaneRoute(options: FastIntrospectionOptions): LaneRoute {
   const answer = introspectionAnswerer(options);
-  return clientLaneRoute(options.path, async (req) => {
-    const body = await answer(req.headers.authorization, req.body);
-    return body === null ? null : { status: 200, headers: NO_STORE, body };
-  });
+  return clientLaneRoute(options.path, (req) => thenOrNow(answer(req.headers.authorization, req.body), (body) => (body === null ? null : { status: 200, headers: NO_STORE, body })));
 }

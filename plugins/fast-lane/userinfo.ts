@@ -31,7 +31,7 @@ export interface FastUserInfoOptions {
   /** The endpoint's public path (BASE_PATH + /oauth2/userinfo). */
   path: string;
   /** oauth-provider's customAccessTokenClaims (auth.config.ts): the token's claims the next function reads. */
-  accessTokenClaims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
+  accessTokenClaims: (input: { scopes: string[]; referenceId?: string }) => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** oauth-provider's customUserInfoClaims (auth.config.ts), as it calls them. */
   userInfoClaims: (input: { user: NonNullable<UserInfoTokenRow["user"]>; scopes: string[]; jwt: Record<string, unknown> }) => Promise<Record<string, unknown>>;
 }

@@ -1,4 +1,4 @@
-import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
+import { preparedRowReader, thenOrNow, type Awaitable, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 
 /**
@@ -106,12 +106,10 @@ export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNo
   return {
     /**
      * The client `clientId` and the access token stored under `hash` when that client holds it
-     * (null token: none, or another client's); null when there is no such client.
+     * (null token: none, or another client's); null when there is no such client. At once on SQLite.
      */
-    async findClientAndToken(clientId: string, hash: string): Promise<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
-      const row = await readBoth([hash, clientId]);
-      if (!row) return null;
-      return { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null };
+    findClientAndToken(clientId: string, hash: string): Awaitable<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
+      return thenOrNow(readBoth([hash, clientId]), (row) => (row ? { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null } : null));
     },
   };
 }

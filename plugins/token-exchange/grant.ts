@@ -28,7 +28,7 @@ export interface TokenExchangeOptions {
   /** TOKEN_EXCHANGE_MAX_DEPTH: how many actors a delegated token may name. */
   maxDepth: number;
   /** The access-token claims of auth.config.ts (`bap_id` with `profile`). */
-  claims: (input: { scopes: string[]; referenceId?: string }) => Promise<Record<string, unknown>>;
+  claims: (input: { scopes: string[]; referenceId?: string }) => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The handler of requests for another token type (plugins/id-jag: identity assertions), by `requested_token_type`. */
   otherTokenTypes?: Record<string, OAuthExtensionGrantHandler>;
 }
