@@ -11,7 +11,6 @@ import { cibaSchema } from "./schema.js";
 import { strongSignInHook } from "./strong.js";
 
 export { ACR_VALUES, CIBA_GRANT, STRONG_ACR, type CibaOptions } from "./options.js";
-export { validateDetails } from "./details.js";
 
 /**
  * OpenID Client-Initiated Backchannel Authentication (CIBA Core 1.0), poll and ping modes.

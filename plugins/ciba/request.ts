@@ -7,7 +7,9 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import { findIdentity, isSuspended } from "../bap-identity/store.js";
 import { findUserIdByEmail } from "../core-store/users.js";
 import { proofBinding } from "../token-exchange/binding.js";
-import { validateDetails } from "./details.js";
+// RFC 9396 details of a backchannel request: checked as at the authorization endpoint, each
+// entry against its type's schema, so an agent asks for exactly what the consent page allows.
+import { validateAuthorizationDetails } from "../authorization-details/details.js";
 import { refuse } from "./errors.js";
 import { notifyPerson } from "./notify.js";
 import { BACKCHANNEL_OPENAPI } from "./openapi.js";
@@ -94,8 +96,8 @@ export function backchannelAuthentication(options: CibaOptions) {
 
       let details: string | null = null;
       if (request.authorization_details !== undefined) {
-        const checked = validateDetails(request.authorization_details);
-        if (!checked.ok) refuse("invalid_authorization_details", checked.reason);
+        const checked = validateAuthorizationDetails(request.authorization_details);
+        if (!checked.ok) refuse("invalid_authorization_details", checked.description);
         details = JSON.stringify(checked.details);
       }
       const message = bindingMessage(request.binding_message);
