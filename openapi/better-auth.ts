@@ -154,14 +154,14 @@ function adapt(path: string, method: string, op: Operation): Operation {
   return out;
 }
 
-/** An OAuth endpoint's errors: RFC 6749 objects; 413 from the edge is a problem like everywhere. */
+/** An OAuth endpoint's errors: RFC 6749 objects, the edge's 413 (`invalid_request`) too. */
 function oauthErrors(path: string, withBody: boolean): Record<string, unknown> {
   return {
     ...oauthErrorResponses([400, 401, 403, 404, 429, 503]),
     ...(withBody
       ? {
           // Past the limit at the edge (a declared length) a problem; counted while streaming, an RFC 6749 object.
-          413: { description: "The body is larger than 1 MiB.", content: { ...problem, "application/json": { schema: { $ref: OAUTH_ERROR_REF } } } },
+          413: { description: "The body is larger than 1 MiB (`invalid_request`).", content: { "application/json": { schema: { $ref: OAUTH_ERROR_REF } } } },
           ...oauthErrorResponses([415]),
         }
       : {}),

@@ -19,15 +19,20 @@ type Ctx = Context<RouteEnv<BetterAuthDeps>>;
 /** Largest body any /api route reads; past it a 413 problem, never a hang. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const tooLarge = () => problemResponse(problems.tooLarge());
-const streamedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+/** 413 in the family of the route: RFC 6749 `invalid_request` on the OAuth endpoints (as the member-key check answers), a problem elsewhere. */
+function tooLarge(path: string): Response {
+  const problem = problems.tooLarge();
+  if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", problem.detail, { status: 413, headers: { connection: "close" } }));
+  return problemResponse(problem);
+}
+const streamedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => tooLarge(c.req.path) });
 
 /** The limit on a declared length is a comparison; only a chunked body is counted as it streams. */
 export const authBodyLimit: MiddlewareHandler = (c, next) => {
   if (hasNoBody(c.req.raw)) return next();
   const length = declaredLength(c.req.raw);
   if (length === undefined) return streamedLimit(c, next);
-  return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge()) : next();
+  return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge(c.req.path)) : next();
 };
 
 /** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */

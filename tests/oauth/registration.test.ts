@@ -97,6 +97,9 @@ describe("dynamic client registration (RFC 7591)", () => {
   it("answers an oversized body with 413, never a 500 or a hang", async () => {
     const res = await server.api("/api/auth/oauth2/register", { body: JSON.stringify({ client_name: "x".repeat(2 * 1024 * 1024), redirect_uris: ["https://a.example/cb"] }) });
     expect(res.status).toBe(413);
+    // An OAuth endpoint: RFC 6749's error object, as every other refusal there.
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.json).toMatchObject({ error: "invalid_request", error_description: expect.any(String) });
   });
 
   it("reads a chunked body (no Content-Length) too, and stops it at the limit with 413", async () => {
@@ -119,6 +122,7 @@ describe("dynamic client registration (RFC 7591)", () => {
     const big = JSON.stringify({ client_name: "x".repeat(MAX_BODY_BYTES + 1024), redirect_uris: ["https://a.example/cb"] });
     const tooBig = await chunked([big.slice(0, 100_000), big.slice(100_000)]);
     expect(tooBig.status).toBe(413);
+    expect(JSON.parse(tooBig.body)).toMatchObject({ error: "invalid_request" });
   });
 });
 

@@ -23,6 +23,7 @@ const SAMPLE: { method: string; path: string; body?: string; headers?: Record<st
   { method: "GET", path: "/api/auth/ok" },
   { method: "GET", path: "/api/auth/no-such-endpoint" },
   { method: "POST", path: "/api/auth/sign-in/email", body: big(1024 * 1024 + 1) },
+  { method: "POST", path: "/api/auth/oauth2/token", body: big(1024 * 1024 + 1) },
   { method: "GET", path: "/api/auth/subscription/status" },
   { method: "GET", path: "/api/subscription/status" },
   { method: "GET", path: "/api/auth/wallet/connect" },
@@ -105,6 +106,8 @@ describe("the table of route families", () => {
     expect(by("GET /api/certificates/types").cacheControl).not.toBe("no-store");
     expect(by("GET /api/certificates/wallet-binding/resolve").cacheControl).toBe("no-store");
     expect(by("POST /api/auth/sign-in/email")).toMatchObject({ status: 413, type: "application/problem+json" });
+    // An OAuth endpoint's 413 is RFC 6749's object, like its other refusals.
+    expect(by("POST /api/auth/oauth2/token")).toMatchObject({ status: 413, type: "application/json" });
     expect(by("POST /api/backup")).toMatchObject({ status: 413 });
     expect(by("POST /api/user/bap-ids")).toMatchObject({ status: 413 });
     expect(by("POST /sign-in")).toMatchObject({ status: 413 });
