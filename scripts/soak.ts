@@ -39,6 +39,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken } from "bitcoin-auth";
@@ -418,6 +419,8 @@ async function main() {
       const bytes = rssOf(child!.pid!);
       if (bytes) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes });
     }, 1000);
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
     const inFlight = new Set<Promise<void>>();
     const total = Math.round(seconds * rate);
     const syncEvery = Math.max(1, Math.round(rate * SYNC_PERIOD_SECONDS));
@@ -439,6 +442,8 @@ async function main() {
     }
     await Promise.all(inFlight);
     clearInterval(sampler);
+    loopDelay.disable();
+    say(`soak: the driver's own event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
     const last = rssOf(child.pid!);
     if (last) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes: last });
     result = { seconds, rate, warmup, routes: recorder.figures(), rss };
