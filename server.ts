@@ -17,7 +17,7 @@ import { createLogger } from "./lib/logger.js";
 import type { Mailer } from "./lib/mailer.js";
 import { applyMigrations, baselineLegacyDatabase, pendingMigrations, planMigrations } from "./lib/migrate.js";
 import { createReadiness } from "./lib/readiness.js";
-import { createRedis } from "./lib/redis.js";
+import { createRedis, firstConnection } from "./lib/redis.js";
 import { httpMinter, NO_MINTING_SERVICE, type BuyerWallet, type Minter } from "./plugins/subscriptions/minter.js";
 import { createTierService, type TierOwnershipChecker } from "./plugins/subscriptions/ownership.js";
 import { startAnalyticsFlush } from "./plugins/analytics/flush.js";
@@ -85,6 +85,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     redis?.disconnect();
     throw err;
   }
+  // Limits count in Redis from the first request (lib/redis.ts firstConnection).
+  if (redis) await firstConnection(redis);
 
   const paid = options.subscriptions ?? {};
   // The tier is the NFTs the user's connected wallets hold, read through the shared indexer client.

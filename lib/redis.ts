@@ -49,6 +49,27 @@ export function createRedis(url: string, events: { onDown?: (err: Error) => void
   return redis;
 }
 
+/**
+ * Resolves once `redis` has its first connection, once it failed to connect, or after `ms`,
+ * whichever comes first. The server waits for it before it listens, so that its first requests
+ * are counted in Redis rather than in the limiters' per-process insurance (which answers only
+ * while Redis is not ready); a Redis that is down delays nothing beyond its refusal.
+ */
+export function firstConnection(redis: Redis, ms = 2000): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((done) => {
+    const finish = () => {
+      clearTimeout(timer);
+      redis.off("ready", finish);
+      redis.off("error", finish);
+      done();
+    };
+    const timer = setTimeout(finish, ms);
+    redis.once("ready", finish);
+    redis.once("error", finish);
+  });
+}
+
 const PREFIX = "idp:";
 
 /** A Redis command whose failure fails the request (503): the caller cannot do without its answer. */
