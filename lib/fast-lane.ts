@@ -59,7 +59,8 @@ export interface FastLaneOptions {
   https: boolean;
 }
 
-type Charge = { limit: "client" | "session" | "token"; key: string };
+/** A credential's charge: what a route's `credential` names. */
+type Charge = NonNullable<ReturnType<NonNullable<LaneRoute["credential"]>>>;
 
 /** Largest form the lane reads itself; a larger one goes to the app (and its body limit). */
 const MAX_LANE_BODY = 16 * 1024;
@@ -104,9 +105,14 @@ function readBody(req: IncomingMessage, length: number): Promise<Buffer> {
 export function createFastLane({ routes, metrics, limiters, https }: FastLaneOptions) {
   const byKey = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
 
+  /** Gives a charge back (refund never fails: a store failure leaves the count as it is). */
+  async function giveBack(charged: Charge | undefined) {
+    if (charged && limiters) await limiters[charged.limit].refund(charged.key);
+  }
+
   /** The request to the app, the lane's charge given back first (the app counts it its own way). */
   async function handOver(req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown, charged: Charge | undefined) {
-    if (charged && limiters) await limiters[charged.limit].refund(charged.key);
+    await giveBack(charged);
     return app(req, res);
   }
 
@@ -154,7 +160,7 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       // The app answers it its own way (a 503 for an unreachable database, say), and logs it;
       // a request whose body never arrived has no one left to answer.
       if (!res.headersSent && !req.destroyed) return await handOver(req, res, app, charged);
-      if (charged && limiters) await limiters[charged.limit].refund(charged.key);
+      await giveBack(charged);
     }
   }
 

@@ -55,10 +55,26 @@ async function unreachableRedis() {
   return redis;
 }
 
+/**
+ * Runs `fn` with a Redis client, disconnected afterwards whatever happens: TEST_REDIS_URL's,
+ * answering (`live`), or one that is never reached (`unreachable`).
+ */
+async function withRedis(kind: "live" | "unreachable", fn: (redis: Redis) => Promise<void>) {
+  const redis = kind === "live" ? new Redis(process.env.TEST_REDIS_URL!) : await unreachableRedis();
+  try {
+    if (kind === "live") {
+      await redis.ping();
+      expect(redis.status).toBe("ready");
+    }
+    await fn(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe("counters with Redis unreachable", () => {
   it("fail open to a limit per process (the insurance limiter), never an error", async () => {
-    const redis = await unreachableRedis();
-    try {
+    await withRedis("unreachable", async (redis) => {
       const points = { ...Object.fromEntries(LIMIT_NAMES.map((n) => [n, LIMITS[n].points])), register: 3 } as Record<(typeof LIMIT_NAMES)[number], number>;
       const limiters = createLimiters({ enabled: true, points }, redis)!;
       const results = [];
@@ -66,9 +82,7 @@ describe("counters with Redis unreachable", () => {
       expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
       expect(results[3]!.retryAfter).toBeGreaterThan(0);
       expect((await limiters.register.check("203.0.113.9")).allowed).toBe(false);
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 });
 
@@ -109,23 +123,11 @@ describe("checking several budgets at once (checkAll)", () => {
   });
 
   it.runIf(process.env.TEST_REDIS_URL)("in Redis: one script reads the counters the limiters count", async () => {
-    const redis = new Redis(process.env.TEST_REDIS_URL!);
-    try {
-      await redis.ping();
-      expect(redis.status).toBe("ready");
-      await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
-    } finally {
-      redis.disconnect();
-    }
+    await withRedis("live", (redis) => expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!));
   });
 
   it("with Redis unreachable: each limiter's own check answers, from the insurance limiter", async () => {
-    const redis = await unreachableRedis();
-    try {
-      await expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
-    } finally {
-      redis.disconnect();
-    }
+    await withRedis("unreachable", (redis) => expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!));
   });
 });
 
@@ -164,9 +166,7 @@ describe("one budget checked and another charged in one step (take, refund)", ()
   });
 
   it.runIf(process.env.TEST_REDIS_URL)("in Redis: one script, on the counters the limiters count", async () => {
-    const redis = new Redis(process.env.TEST_REDIS_URL!);
-    try {
-      await redis.ping();
+    await withRedis("live", async (redis) => {
       const limiters = createLimiters({ enabled: true, points: smallBudgets }, redis)!;
       await expectTaken(limiters);
       // The charged key carries the limit's window, as rate-limiter-flexible's own count sets it.
@@ -176,17 +176,10 @@ describe("one budget checked and another charged in one step (take, refund)", ()
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(LIMITS.register.windowSeconds * 1000);
       expect(await redis.get(`idp:rl:register:${key}`)).toBe("1");
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 
   it("with Redis unreachable: the insurance limiters answer", async () => {
-    const redis = await unreachableRedis();
-    try {
-      await expectTaken(createLimiters({ enabled: true, points: smallBudgets }, redis)!);
-    } finally {
-      redis.disconnect();
-    }
+    await withRedis("unreachable", (redis) => expectTaken(createLimiters({ enabled: true, points: smallBudgets }, redis)!));
   });
 });
