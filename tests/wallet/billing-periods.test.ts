@@ -1,14 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PaidTierId } from "../../plugins/subscriptions/tiers.js";
-import { newIdentity, registerIdentity } from "../helpers/bap.js";
-import { startIndexer, txo } from "../helpers/ordinals.js";
+import { txo } from "../helpers/ordinals.js";
+import { personWithWallets, useBillingStack, type BillingStack } from "../helpers/billing.js";
 import { signUp } from "../helpers/oauth.js";
 import { addCookies } from "../helpers/browser.js";
 import { useBrowser } from "../helpers/fixtures.js";
-import { postForm, startTestServer, type TestServer } from "../helpers/server.js";
-import { paymentOf, signedEvent, startMintStandIn, startStripeStandIn, until, webhook } from "../helpers/stripe.js";
-import { CONNECT, newWallet, walletToken, type Wallet } from "../helpers/wallet.js";
+import { postForm, type TestServer } from "../helpers/server.js";
+import { paymentOf, signedEvent, until, webhook } from "../helpers/stripe.js";
 
 /**
  * A month that ends: a tier bought as a Stripe subscription (the real SDK against the Stripe
@@ -24,51 +23,23 @@ const ONE_TIME = "price_onetimeonly";
 const collection = () => `${randomBytes(32).toString("hex")}_0`;
 const COLLECTIONS: Record<PaidTierId, string> = { plus: collection(), pro: collection() };
 
-let indexer: Awaited<ReturnType<typeof startIndexer>>;
-let stripe: Awaited<ReturnType<typeof startStripeStandIn>>;
-let mint: Awaited<ReturnType<typeof startMintStandIn>>;
+const stack = useBillingStack({
+  secretKey: SECRET_KEY,
+  webhookSecret: WEBHOOK_SECRET,
+  collections: COLLECTIONS,
+  stripe: { prices: Object.values(PRICES), oneTimePrices: [ONE_TIME], checkoutPage: true },
+  env: { STRIPE_PRICE_PLUS: PRICES.plus, STRIPE_PRICE_PLUS_ANNUAL: PRICES.plusAnnual, STRIPE_PRICE_PRO: PRICES.pro, STRIPE_PRICE_PRO_ANNUAL: ONE_TIME },
+});
+let indexer: BillingStack["indexer"];
+let stripe: BillingStack["stripe"];
 let server: TestServer;
+beforeAll(() => void ({ indexer, stripe, server } = stack));
 const browser = useBrowser();
-
-beforeAll(async () => {
-  indexer = await startIndexer();
-  stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: Object.values(PRICES), oneTimePrices: [ONE_TIME], checkoutPage: true });
-  mint = await startMintStandIn({ failFirst: 0 });
-  server = await startTestServer(
-    {
-      ORDINALS_API_URL: indexer.url,
-      ORDINALS_API_TIMEOUT: "300",
-      OUTBOUND_ALLOW_PRIVATE: "true",
-      TIER_NFT_PLUS: COLLECTIONS.plus,
-      TIER_NFT_PRO: COLLECTIONS.pro,
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_PRICE_PLUS: PRICES.plus,
-      STRIPE_PRICE_PLUS_ANNUAL: PRICES.plusAnnual,
-      STRIPE_PRICE_PRO: PRICES.pro,
-      STRIPE_PRICE_PRO_ANNUAL: ONE_TIME,
-      STRIPE_API_BASE_URL: stripe.url,
-      MINT_SERVICE_URL: mint.url,
-    },
-    // A slow poll: on PostgreSQL other files' servers share the queue, and a webhook wakes ours.
-    { subscriptions: { worker: { pollMs: 1000, waitMs: 100 } } },
-  );
-});
-afterAll(async () => {
-  await server?.close();
-  await indexer?.close();
-  await stripe?.close();
-  await mint?.close();
-});
 
 /** A signed-in person with a registered identity and one connected wallet (where the NFT is minted). */
 async function personWithWallet() {
-  const person = await signUp(server);
-  const id = newIdentity();
-  expect((await registerIdentity(server, person.cookie, id)).status).toBe(201);
-  const wallet: Wallet = newWallet();
-  const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: walletToken(wallet, id.bapId), provider: "yours" } });
-  expect(res.status, res.text).toBe(200);
+  const person = await personWithWallets(server, 1);
+  const wallet = person.wallets[0]!;
   indexer.script(wallet.address, { kind: "ok", txos: [] });
   return { ...person, wallet };
 }

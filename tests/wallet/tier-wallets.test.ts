@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { sigmaClient } from "@sigma-auth/better-auth-plugin/client";
 import { createAuthClient, type BetterAuthClientPlugin } from "better-auth/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { walletTierOwnership } from "../../plugins/subscriptions/wallets.js";
 import { newIdentity, registerIdentity } from "../helpers/bap.js";
-import { startIndexer, txo } from "../helpers/ordinals.js";
+import { txo } from "../helpers/ordinals.js";
+import { personWithWallets, useBillingStack, type BillingStack } from "../helpers/billing.js";
 import { signUp } from "../helpers/oauth.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
-import { completedCheckout, jobAfterPayment, startMintStandIn, startStripeStandIn } from "../helpers/stripe.js";
+import type { TestServer } from "../helpers/server.js";
+import { completedCheckout, jobAfterPayment } from "../helpers/stripe.js";
 import type { PaidTierId } from "../../plugins/subscriptions/tiers.js";
 import { CONNECT, newWallet, walletToken, type Wallet } from "../helpers/wallet.js";
 
@@ -25,54 +26,18 @@ const PLUS = collection();
 const PRO = collection();
 type SigmaActions = ReturnType<ReturnType<typeof sigmaClient>["getActions"]>;
 
-let indexer: Awaited<ReturnType<typeof startIndexer>>;
-let stripe: Awaited<ReturnType<typeof startStripeStandIn>>;
-let mint: Awaited<ReturnType<typeof startMintStandIn>>;
+const stack = useBillingStack({
+  secretKey: SECRET_KEY,
+  webhookSecret: WEBHOOK_SECRET,
+  collections: { plus: PLUS, pro: PRO },
+  stripe: { prices: [PRICE] },
+  env: { STRIPE_PRICE_PRO: PRICE },
+});
+let indexer: BillingStack["indexer"];
+let stripe: BillingStack["stripe"];
+let mint: BillingStack["mint"];
 let server: TestServer;
-
-beforeAll(async () => {
-  indexer = await startIndexer();
-  stripe = await startStripeStandIn({ secretKey: SECRET_KEY, prices: [PRICE] });
-  mint = await startMintStandIn({ failFirst: 0 });
-  server = await startTestServer(
-    {
-      ORDINALS_API_URL: indexer.url,
-      ORDINALS_API_TIMEOUT: "300",
-      OUTBOUND_ALLOW_PRIVATE: "true",
-      TIER_NFT_PLUS: PLUS,
-      TIER_NFT_PRO: PRO,
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_PRICE_PRO: PRICE,
-      STRIPE_API_BASE_URL: stripe.url,
-      MINT_SERVICE_URL: mint.url,
-    },
-    // Only the worker's pace is set; ownership and the buyer's wallet are the defaults under test.
-    // A slow poll: on PostgreSQL other files' servers share the queue, and a webhook wakes ours.
-    { subscriptions: { worker: { pollMs: 1000, waitMs: 100 } } },
-  );
-});
-afterAll(async () => {
-  await server?.close();
-  await indexer?.close();
-  await stripe?.close();
-  await mint?.close();
-});
-
-/** A signed-in person with a registered identity and `count` wallets connected to it. */
-async function personWithWallets(count: number) {
-  const person = await signUp(server);
-  const id = newIdentity();
-  expect((await registerIdentity(server, person.cookie, id)).status).toBe(201);
-  const wallets: Wallet[] = [];
-  for (let i = 0; i < count; i++) {
-    const w = newWallet();
-    const res = await server.api(CONNECT, { cookie: person.cookie, body: { bapId: id.bapId, authToken: walletToken(w, id.bapId), provider: "yours" } });
-    expect(res.status, res.text).toBe(200);
-    wallets.push(w);
-  }
-  return { ...person, id, wallets };
-}
+beforeAll(() => void ({ indexer, stripe, mint, server } = stack));
 
 const status = (cookie: string) => server.api("/api/subscription/status", { cookie });
 
@@ -89,7 +54,7 @@ const web = { client_name: "Tiered", redirect_uris: ["https://rp.example.com/cb"
 
 describe("the tier from the NFTs in connected wallets", () => {
   it("answers pro for a wallet holding the pro NFT, and lets the user own more than one OAuth client", async () => {
-    const person = await personWithWallets(2);
+    const person = await personWithWallets(server, 2);
     const [plain, holder] = person.wallets as [Wallet, Wallet];
     const nft = txo(holder.address, { origin: await bought(person, "pro"), collectionId: PRO });
     indexer.script(plain.address, { kind: "ok", txos: [txo(plain.address)] });
@@ -107,7 +72,7 @@ describe("the tier from the NFTs in connected wallets", () => {
   });
 
   it("gives the highest tier held, across wallets and identities", async () => {
-    const person = await personWithWallets(1);
+    const person = await personWithWallets(server, 1);
     const second = newIdentity();
     expect((await registerIdentity(server, person.cookie, second)).status).toBe(201);
     const other = newWallet();
@@ -119,11 +84,11 @@ describe("the tier from the NFTs in connected wallets", () => {
   });
 
   it("answers plus for the plus NFT, and free without a tier NFT or a wallet", async () => {
-    const plus = await personWithWallets(1);
+    const plus = await personWithWallets(server, 1);
     indexer.script(plus.wallets[0]!.address, { kind: "ok", txos: [txo(plus.wallets[0]!.address, { origin: await bought(plus, "plus"), collectionId: PLUS })] });
     expect((await status(plus.cookie)).json).toMatchObject({ tier: "plus", walletAddress: plus.wallets[0]!.address });
 
-    const none = await personWithWallets(1);
+    const none = await personWithWallets(server, 1);
     indexer.script(none.wallets[0]!.address, { kind: "ok", txos: [txo(none.wallets[0]!.address)] });
     expect((await status(none.cookie)).json).toEqual({ tier: "free", isActive: true });
     const walletless = await signUp(server);
@@ -131,21 +96,21 @@ describe("the tier from the NFTs in connected wallets", () => {
   });
 
   it("answers 503, not free, when the indexer fails and nothing was verified before; an NFT found elsewhere still counts", async () => {
-    const person = await personWithWallets(1);
+    const person = await personWithWallets(server, 1);
     indexer.script(person.wallets[0]!.address, { kind: "status", status: 503 });
     const res = await status(person.cookie);
     expect(res.status).toBe(503);
     expect(res.json.code).toBe("OWNERSHIP_UNAVAILABLE");
 
     // The pro NFT in a wallet that answered is proof enough, whatever another wallet did.
-    const mixed = await personWithWallets(2);
+    const mixed = await personWithWallets(server, 2);
     indexer.script(mixed.wallets[0]!.address, { kind: "status", status: 404 });
     indexer.script(mixed.wallets[1]!.address, { kind: "ok", txos: [txo(mixed.wallets[1]!.address, { origin: await bought(mixed, "pro"), collectionId: PRO })] });
     expect((await status(mixed.cookie)).json).toMatchObject({ tier: "pro", walletAddress: mixed.wallets[1]!.address });
   });
 
   it("answers through the published Sigma client's subscription status call", async () => {
-    const person = await personWithWallets(1);
+    const person = await personWithWallets(server, 1);
     indexer.script(person.wallets[0]!.address, { kind: "ok", txos: [txo(person.wallets[0]!.address, { origin: await bought(person, "plus"), collectionId: PLUS })] });
     // The library is built against its own copy of better-fetch's types; at run time it is the same client.
     const plugin = sigmaClient() as unknown as BetterAuthClientPlugin;
@@ -159,7 +124,7 @@ describe("the tier from the NFTs in connected wallets", () => {
   });
 
   it("gives no tier for a look-alike: an ordinal whose own metadata names the tier's collection but that this service never minted", async () => {
-    const person = await personWithWallets(1);
+    const person = await personWithWallets(server, 1);
     const w = person.wallets[0]!;
     // Self-inscribed items claiming membership: the indexer reports their metadata truthfully.
     indexer.script(w.address, { kind: "ok", txos: [txo(w.address, { collectionId: PRO }), txo(w.address, { collectionId: PLUS })] });
@@ -177,7 +142,7 @@ describe("the tier from the NFTs in connected wallets", () => {
     expect(refused.json).toMatchObject({ code: "CLIENT_LIMIT_REACHED", tier: "free", limit: 1 });
 
     // Beside a wallet the indexer could not read, a look-alike settles nothing: 503, not pro.
-    const unsure = await personWithWallets(2);
+    const unsure = await personWithWallets(server, 2);
     indexer.script(unsure.wallets[0]!.address, { kind: "ok", txos: [txo(unsure.wallets[0]!.address, { collectionId: PRO })] });
     indexer.script(unsure.wallets[1]!.address, { kind: "status", status: 404 });
     const unknown = await status(unsure.cookie);
@@ -186,17 +151,17 @@ describe("the tier from the NFTs in connected wallets", () => {
   });
 
   it("follows the NFT this service minted to whoever holds it now, and only for the tier it was minted for", async () => {
-    const buyer = await personWithWallets(1);
+    const buyer = await personWithWallets(server, 1);
     const origin = await bought(buyer, "plus");
     // The buyer passed it on: it sits at a new outpoint in another person's wallet, same origin.
-    const holder = await personWithWallets(1);
+    const holder = await personWithWallets(server, 1);
     indexer.script(buyer.wallets[0]!.address, { kind: "ok", txos: [] });
     indexer.script(holder.wallets[0]!.address, { kind: "ok", txos: [txo(holder.wallets[0]!.address, { origin, collectionId: PLUS })] });
     expect((await status(holder.cookie)).json).toMatchObject({ tier: "plus", nftOrigin: origin, walletAddress: holder.wallets[0]!.address });
     expect((await status(buyer.cookie)).json).toEqual({ tier: "free", isActive: true });
 
     // A plus NFT we minted, carrying pro collection metadata, is no pro NFT.
-    const other = await personWithWallets(1);
+    const other = await personWithWallets(server, 1);
     indexer.script(other.wallets[0]!.address, { kind: "ok", txos: [txo(other.wallets[0]!.address, { origin: await bought(other, "plus"), collectionId: PRO })] });
     expect((await status(other.cookie)).json).toEqual({ tier: "free", isActive: true });
   });
@@ -213,7 +178,7 @@ describe("the tier from the NFTs in connected wallets", () => {
       },
       collections: { plus: undefined, pro: undefined },
     });
-    const person = await personWithWallets(1);
+    const person = await personWithWallets(server, 1);
     expect(await checker.ownsTierNft(person.user.id, "pro")).toBeNull();
     expect(await checker.ownsTierNft(person.user.id, "plus")).toBeNull();
     expect(asked).toBe(0);
@@ -222,7 +187,7 @@ describe("the tier from the NFTs in connected wallets", () => {
 
 describe("the mint after checkout", () => {
   it("goes to the primary wallet of the buyer's primary identity", async () => {
-    const person = await personWithWallets(2);
+    const person = await personWithWallets(server, 2);
     const [first, chosen] = person.wallets as [Wallet, Wallet];
     expect((await server.api("/api/wallet/set-primary", { cookie: person.cookie, body: { bapId: person.id.bapId, walletAddress: chosen.address } })).status).toBe(200);
     // A second identity, not the primary one, with its own (primary) wallet: not where the NFT goes.
