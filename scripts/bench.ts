@@ -10,7 +10,7 @@
  * (cookie), userinfo (bearer), introspection (client_secret_basic) and the refresh grant (each
  * refresh token is used exactly once: a pool holds one token per in-flight chain, and every
  * response's rotated token goes back in the pool for that chain's next request).
- * Introspection is spread over four clients, each asking about its own token: the shipped
+ * Introspection is spread over eight clients, each asking about its own token: the shipped
  * `client` limit (5,000 a second per client) refuses one client going faster, as it should.
  *
  * --reference also starts node-oidc-provider (scripts/bench/reference.ts) in a child process
