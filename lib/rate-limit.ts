@@ -187,14 +187,21 @@ function limiterOver(counter: RateLimiterAbstract, points: number): Limiter {
 interface MemoryLimiter extends Limiter {
   hitNow(key: string): LimitResult;
   checkNow(key: string): LimitResult;
+  /** How many windows it holds, ended ones not yet swept included (tests/meta/limits-table.test.ts). */
+  size(): number;
 }
 
 const ALLOWED: LimitResult = Object.freeze({ allowed: true, retryAfter: 0 });
 
 /**
  * A fixed window per key, opened by its first request (as rate-limiter-flexible's counters
- * count): `points` requests in `windowSeconds`, every request counted, refused ones too. Ended
- * windows are swept once a window, as requests come.
+ * count): `points` requests in `windowSeconds`, every request counted, refused ones too.
+ *
+ * Windows are kept in the order they end: every window lasts `windowSeconds`, and a key whose
+ * window is opened again is moved to the end. Once a window (as requests come), the sweep
+ * deletes ended windows from the front and stops at the first that has not ended: its cost is
+ * the windows it deletes, not every key held (many distinct keys, e.g. a flood of made-up
+ * client ids, cost no more per request than a few).
  */
 function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
   const windows = new Map<string, { used: number; resetAt: number }>();
@@ -204,7 +211,10 @@ function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
   function open(key: string, now: number) {
     if (now >= sweepAt) {
       sweepAt = now + windowMs;
-      for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
+      for (const [k, w] of windows) {
+        if (w.resetAt > now) break;
+        windows.delete(k);
+      }
     }
     const current = windows.get(key);
     return current && current.resetAt > now ? current : undefined;
@@ -213,7 +223,11 @@ function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
     hitNow(key) {
       const now = Date.now();
       let window = open(key, now);
-      if (!window) windows.set(key, (window = { used: 0, resetAt: now + windowMs }));
+      if (!window) {
+        // At the end of the order (an ended window of the key, not yet swept, leaves its place).
+        windows.delete(key);
+        windows.set(key, (window = { used: 0, resetAt: now + windowMs }));
+      }
       window.used++;
       return window.used <= points ? ALLOWED : refused(window.resetAt, now);
     },
@@ -224,6 +238,7 @@ function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
     },
     hit: async (key) => limiter.hitNow(key),
     check: async (key) => limiter.checkNow(key),
+    size: () => windows.size,
     async refund(key) {
       const window = open(key, Date.now());
       if (window && window.used > 0) window.used--;

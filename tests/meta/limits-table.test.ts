@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../lib/env.js";
 import { LIMIT_NAMES, LIMITS, type LimitRule } from "../../lib/limits.js";
 import { checkAll, createLimiters, take, type Limiters } from "../../lib/rate-limit.js";
@@ -128,6 +128,53 @@ describe("checking several budgets at once (checkAll)", () => {
 
   it("with Redis unreachable: each limiter's own check answers, from the insurance limiter", async () => {
     await withRedis("unreachable", (redis) => expectCheckedTogether(createLimiters({ enabled: true, points: smallBudgets }, redis)!));
+  });
+});
+
+describe("the in-memory limiter: ended windows are swept from the front, in the order they end", () => {
+  afterEach(() => void vi.useRealTimers());
+  const sizeOf = (limiters: Limiters) => (limiters.session as unknown as { size(): number }).size();
+
+  it("a key whose window is opened again moves behind the windows that end before it", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const t0 = Date.UTC(2026, 10, 26, 12);
+    const at = (ms: number) => vi.setSystemTime(t0 + ms);
+    const limiters = createLimiters({ enabled: true, points: { ...smallBudgets, session: 5 } })!;
+    const hit = (key: string) => (limiters.session as unknown as { hitNow(key: string): { allowed: boolean } }).hitNow(key);
+    expect(LIMITS.session.windowSeconds).toBe(1);
+    at(0);
+    hit("a");
+    hit("b");
+    at(900);
+    hit("c"); // ends at 1,900
+    at(1000);
+    hit("d"); // the sweep takes a and b; d ends at 2,000
+    expect(sizeOf(limiters)).toBe(2);
+    at(1950);
+    hit("c"); // c's window ended (not yet swept): opened again, now ending at 2,950
+    at(2100);
+    hit("e"); // the sweep takes d, which ended before c's new window
+    expect(sizeOf(limiters)).toBe(2);
+    // c's new window counts from one: four more fit in its budget of five.
+    for (let i = 0; i < 4; i++) expect(hit("c").allowed).toBe(true);
+    expect(hit("c").allowed).toBe(false);
+  });
+
+  it("a flood of distinct keys is gone at the first sweep after its windows ended", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const t0 = Date.UTC(2026, 10, 26, 12);
+    vi.setSystemTime(t0);
+    const limiters = createLimiters({ enabled: true, points: smallBudgets })!;
+    const hit = (key: string) => (limiters.session as unknown as { hitNow(key: string): unknown }).hitNow(key);
+    for (let i = 0; i < 10_000; i++) hit(`made-up-${i}`);
+    expect(sizeOf(limiters)).toBe(10_000);
+    vi.setSystemTime(t0 + 999);
+    hit("live");
+    expect(sizeOf(limiters)).toBe(10_001);
+    vi.setSystemTime(t0 + 1000);
+    hit("another");
+    // The flood's windows ended at t0 + 1 s and are swept; the two opened since are kept.
+    expect(sizeOf(limiters)).toBe(2);
   });
 });
 
