@@ -70,8 +70,12 @@ describe("BRC-77 on node:crypto (lib/brc77.ts)", () => {
     expect(uncompressedPoint(Buffer.from(offCurve, "hex"))).toBeNull();
     expect(isCompressedPubkey(offCurve)).toBe(false);
     expect(isCompressedPubkey(pubkey.toString())).toBe(true);
-    // x = p (not a field element) is refused, as is a 04 prefix.
-    expect(uncompressedPoint(Buffer.from("02" + "ff".repeat(27) + "fefffffc2f", "hex"))).toBeNull();
+    // x = p + 1 is not a field element: @bsv/sdk reads it as x = 1 (a point), here it is refused,
+    // so one point has one spelling. A 04 prefix is refused too.
+    const pPlusOne = "02" + "ff".repeat(27) + "fefffffc30";
+    expect(PublicKey.fromString(pPlusOne).encode(true, "hex")).toBe("02" + "0".repeat(63) + "1");
+    expect(uncompressedPoint(Buffer.from(pPlusOne, "hex"))).toBeNull();
+    expect(isCompressedPubkey(pPlusOne)).toBe(false);
     expect(uncompressedPoint(Buffer.from("04" + pubkey.toString().slice(2), "hex"))).toBeNull();
   });
 
