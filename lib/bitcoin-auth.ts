@@ -3,7 +3,7 @@ import { parseAuthToken, verifyAuthToken } from "bitcoin-auth";
 import { BigNumber, BSM, Signature, Utils } from "@bsv/sdk";
 import type { Redis } from "ioredis";
 import { ServiceUnavailable } from "./errors.js";
-import { uncompressedPoint, verifyBrc77ForAnyone } from "./brc77.js";
+import { brc77Parts, uncompressedPoint, verifyBrc77ForAnyone } from "./brc77.js";
 
 /**
  * The only Bitcoin-Auth verifier in the project. Token: `pubkey|scheme|timestamp|path|sig`,
@@ -97,13 +97,6 @@ export type BitcoinAuthResult =
   | { ok: false; reason: string };
 
 const fail = (reason: string): BitcoinAuthResult => ({ ok: false, reason });
-
-/** BRC-77 signature bytes: version (4) | signer pubkey (33) | recipient (1 or 33) | keyID (32) | DER sig. */
-function brc77Parts(bytes: number[]): { signer: string; der: number[] } | null {
-  if (bytes.length < 4 + 33 + 1 + 32 + 8) return null;
-  const recipientLength = bytes[37] === 0 ? 1 : 33;
-  return { signer: Utils.toHex(bytes.slice(4, 37)), der: bytes.slice(37 + recipientLength + 32) };
-}
 
 /** The signature's bytes, when `text` is their canonical base64 (no other spelling is accepted). */
 function signatureBytes(text: string): number[] | null {
@@ -203,12 +196,15 @@ export async function verifyBitcoinAuthToken(
   const sigBytes = signatureBytes(signature);
   if (!sigBytes) return fail("signature is not canonical base64");
   // Before the costly check: a BRC-77 signature carries its signer, which must be the named key.
-  if (scheme === "brc77" && brc77Parts(sigBytes)?.signer !== pubkey) return fail("signer is not the named key");
+  if (scheme === "brc77") {
+    const parts = brc77Parts(sigBytes);
+    if (!parts || Utils.toHex(parts.signer) !== pubkey) return fail("signer is not the named key");
+  }
 
   // The signed message, as bitcoin-auth builds it: path | timestamp | sha256hex(body) or "".
   const bodyHash = target.body ? sha256Hex(target.body) : "";
   // BRC-77 on node:crypto (lib/brc77.ts); BSM, and the rare case it leaves, on bitcoin-auth's own verifier.
-  let valid = scheme === "brc77" ? verifyBrc77ForAnyone(`${requestPath}|${timestamp}|${bodyHash}`, Uint8Array.from(sigBytes)) : undefined;
+  let valid = scheme === "brc77" ? verifyBrc77ForAnyone(`${requestPath}|${timestamp}|${bodyHash}`, sigBytes) : undefined;
   if (valid === undefined) {
     try {
       valid = verifyAuthToken(token, { requestPath, timestamp: new Date(now).toISOString(), body: target.body || undefined });
