@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type TransactNow } from "./dialects.js";
+import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
 import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
@@ -29,6 +29,8 @@ export interface DatabaseHandle {
    * transaction's writes as they stand, never a row older than the last commit.
    */
   readonly readRowNow?: ReadRowNow;
+  /** SQLite only: every row of such a read, as readRowNow reads one. */
+  readonly readRowsNow?: ReadRowsNow;
   /**
    * SQLite only: a few writes as one transaction, run at once on the connection (`begin
    * immediate`, the statements, `commit`, with no await between them, so nothing else runs in
@@ -66,6 +68,14 @@ export function preparedRowReader(database: Pick<DatabaseHandle, "db" | "readRow
   return async (parameters: readonly unknown[]) => (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, [...parameters]))).rows[0];
 }
 
+/** Every row of `sql`, read as {@link preparedRowReader} reads the first. */
+export function preparedRowsReader(database: Pick<DatabaseHandle, "db" | "readRowsNow" | "queryPrepared">, name: string, sql: string): (parameters: readonly unknown[]) => Awaitable<Record<string, unknown>[]> {
+  const { db, readRowsNow, queryPrepared } = database;
+  if (readRowsNow) return (parameters: readonly unknown[]) => readRowsNow(sql, parameters);
+  if (queryPrepared) return async (parameters: readonly unknown[]) => (await queryPrepared(name, sql, parameters)).rows;
+  return async (parameters: readonly unknown[]) => (await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, [...parameters]))).rows;
+}
+
 export function createDb(target: DatabaseTarget, options: DbOptions = {}): DatabaseHandle {
   const units = new AsyncLocalStorage<Unit>();
   if (target.kind === "postgres") {
@@ -96,6 +106,13 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
     readRowNow: (sql, parameters) => {
       try {
         return sqlite.readRowNow(sql, parameters);
+      } catch (err) {
+        throw asKnownError(err);
+      }
+    },
+    readRowsNow: (sql, parameters) => {
+      try {
+        return sqlite.readRowsNow(sql, parameters);
       } catch (err) {
         throw asKnownError(err);
       }
