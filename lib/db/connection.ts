@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow } from "./dialects.js";
+import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow, type TransactSoon } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
 import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
@@ -40,6 +40,14 @@ export interface DatabaseHandle {
    * caller is inside a unit of work; the caller then takes `atomically`.
    */
   readonly transactNow?: TransactNow;
+  /**
+   * SQLite only: transactNow's work at the end of this turn of the event loop, in one
+   * transaction with every other `fn` queued in the same turn (group commit: each page the
+   * batch changes is written to the WAL once, not once per caller). `fn` only runs statements:
+   * when one of the batch throws, the batch is rolled back and each `fn` runs again alone, so
+   * only its own caller sees the error. `undefined` as transactNow's.
+   */
+  readonly transactSoon?: TransactSoon;
   /**
    * PostgreSQL only: one statement as a named prepared statement of the pool's connection
    * (`name` unique per text), so the server parses and plans it once per connection instead
@@ -121,6 +129,14 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
       if (units.getStore()?.open) return undefined;
       try {
         return sqlite.transactNow(fn);
+      } catch (err) {
+        throw asKnownError(err);
+      }
+    },
+    transactSoon: async (fn) => {
+      if (units.getStore()?.open) return undefined;
+      try {
+        return await sqlite.transactSoon(fn);
       } catch (err) {
         throw asKnownError(err);
       }

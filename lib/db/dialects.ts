@@ -78,7 +78,13 @@ export type ReadRowsNow = (sql: string, parameters: readonly unknown[]) => Recor
  */
 export type TransactNow = <T>(fn: (run: (sql: string, parameters: readonly unknown[]) => number) => T) => { value: T } | undefined;
 
-export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; readRowsNow: ReadRowsNow; transactNow: TransactNow; checkpointer?: { stop(): Promise<void> } } {
+/**
+ * transactNow's work, gathered (group commit): every `fn` queued in one turn of the event loop
+ * runs, in order, in one transaction at the end of that turn (DatabaseHandle.transactSoon).
+ */
+export type TransactSoon = <T>(fn: (run: (sql: string, parameters: readonly unknown[]) => number) => T) => Promise<{ value: T } | undefined>;
+
+export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; readRowsNow: ReadRowsNow; transactNow: TransactNow; transactSoon: TransactSoon; checkpointer?: { stop(): Promise<void> } } {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL lets readers run beside the single writer; a busy timeout queues writers instead of failing.
@@ -112,7 +118,42 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
     }
     return { value };
   };
-  return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, transactNow, checkpointer };
+  type Queued = { fn: Parameters<TransactNow>[0]; ok: (result: { value: unknown } | undefined) => void; fail: (err: unknown) => void };
+  let queue: Queued[] | null = null;
+  const flush = () => {
+    const batch = queue!;
+    queue = null;
+    // Alone, or while another transaction holds the connection: each as transactNow runs it.
+    if (batch.length > 1 && !sqlite.inTransaction) {
+      try {
+        begin.run();
+        const values = batch.map(({ fn }) => fn(run));
+        commit.run();
+        for (let i = 0; i < batch.length; i++) batch[i]!.ok({ value: values[i] });
+        return;
+      } catch {
+        // One failed (or the commit did): nothing of the batch stays, and each runs again
+        // alone, so only a failing one fails.
+        if (sqlite.inTransaction) rollback.run();
+      }
+    }
+    for (const { fn, ok, fail } of batch) {
+      try {
+        ok(transactNow(fn));
+      } catch (err) {
+        fail(err);
+      }
+    }
+  };
+  const transactSoon: TransactSoon = (fn) =>
+    new Promise((ok, fail) => {
+      if (!queue) {
+        queue = [];
+        setImmediate(flush);
+      }
+      queue.push({ fn, ok: ok as Queued["ok"], fail });
+    });
+  return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, transactNow, transactSoon, checkpointer };
 }
 
 /**

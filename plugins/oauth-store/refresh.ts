@@ -213,8 +213,9 @@ export function refreshGrantStore(database: DatabaseHandle) {
         return result.rowCount === 1;
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
-      // SQLite: the three statements at once in one transaction, when the connection is free.
-      const now = database.transactNow?.((run) => {
+      // SQLite: the three statements in one transaction with the other rotations of this turn
+      // of the event loop (group commit), when the connection is free.
+      const now = await database.transactSoon?.((run) => {
         if (run(revokeSql, [issuedAt, issuedAt, rotation.previousId]) !== 1) return false;
         run(insertRefreshSql, [...shared, rotation.refresh.id, rotation.refresh.tokenHash, rotation.authTime, rotation.refresh.expiresAt]);
         run(insertAccessSql, [...shared, rotation.access.id, rotation.access.tokenHash, rotation.refresh.id, rotation.access.expiresAt]);

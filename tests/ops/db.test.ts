@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import SQLite from "better-sqlite3";
 import { sql, type Generated } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../../lib/db/connection.js";
@@ -222,6 +223,48 @@ describe("Database.atomically (one transaction on one connection)", () => {
       expect(database.transactNow!((run) => run(insert, ["inside"]))).toBeUndefined();
     });
     expect(await names()).toEqual(["now 1", "now 2", "unit"]);
+    await database.close();
+  });
+
+  it("transactSoon gathers one turn's work into one transaction, and a failing part fails alone", async () => {
+    const { database, names } = await fresh();
+    const insert = "insert into item (name) values (?)";
+    const count = "select count(*) as n from item";
+    // Another connection to the same file sees only what was committed.
+    const dir = dirs.at(-1)!;
+    const other = new SQLite(join(dir, "t.sqlite"), { readonly: true });
+    const committed = () => (other.prepare(count).get() as { n: number }).n;
+    let seen: { own: unknown; committed: number } | undefined;
+    const first = database.transactSoon!((run) => run(insert, ["soon 1"]));
+    const second = database.transactSoon!((run) => {
+      run(insert, ["soon 2"]);
+      // Inside the batch: the first one's row is there on this connection, not yet committed.
+      seen = { own: database.readRowNow!(count, [])?.n, committed: committed() };
+      return "second";
+    });
+    expect(await Promise.all([first, second])).toEqual([{ value: 1 }, { value: "second" }]);
+    expect(seen).toEqual({ own: 2, committed: 0 });
+    expect(committed()).toBe(2);
+
+    // A throw in one part: the others commit, only its own caller sees the error.
+    const results = await Promise.allSettled([
+      database.transactSoon!((run) => run(insert, ["kept 1"])),
+      database.transactSoon!((run) => {
+        run(insert, ["cut"]);
+        throw new Error("cut half-way");
+      }),
+      database.transactSoon!((run) => run(insert, ["kept 2"])),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(((results[1] as PromiseRejectedResult).reason as Error).message).toBe("cut half-way");
+    expect(await names()).toEqual(["soon 1", "soon 2", "kept 1", "kept 2"]);
+
+    // Inside a unit of work it stands aside, as transactNow does.
+    await database.atomically(async () => {
+      expect(await database.transactSoon!((run) => run(insert, ["inside"]))).toBeUndefined();
+    });
+    expect(await names()).toEqual(["soon 1", "soon 2", "kept 1", "kept 2"]);
+    other.close();
     await database.close();
   });
 });
