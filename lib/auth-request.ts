@@ -79,10 +79,31 @@ function bearerOf(header: string | null | undefined): string | undefined {
 }
 
 /**
+ * Cookie values whose signature checked out, by secret, with their token: the same value under
+ * the same secret always checks out, so a session's next request skips the HMAC. Only verified
+ * values are kept (a made-up one is checked every time), at most VERIFIED_MAX per secret, the
+ * oldest dropped first. A hit says nothing of the session itself, which is still read.
+ */
+const verifiedValues = new Map<string, Map<string, string>>();
+const VERIFIED_MAX = 10_000;
+
+/**
  * The token of a signed cookie value (`<token>.<signature>`, the signature Base64
  * HMAC-SHA-256 of the token under the secret, as better-call signs and checks it), or undefined.
  */
 export function verifiedCookieToken(value: string, secret: string): string | undefined {
+  let known = verifiedValues.get(secret);
+  const hit = known?.get(value);
+  if (hit !== undefined) return hit;
+  const token = checkedCookieToken(value, secret);
+  if (token === undefined) return undefined;
+  if (!known) verifiedValues.set(secret, (known = new Map()));
+  if (known.size >= VERIFIED_MAX) known.delete(known.keys().next().value!);
+  known.set(value, token);
+  return token;
+}
+
+function checkedCookieToken(value: string, secret: string): string | undefined {
   let decoded: string;
   try {
     decoded = decodeURIComponent(value);

@@ -69,7 +69,77 @@ export interface SessionWithUser {
  * database only. Null when better-auth would not decode the same way (a field with its own
  * output transform, or JSON): the lane then uses findSession itself.
  */
-export function sessionWithUserReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type">, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
+export function sessionWithUserReader(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
+  const statement = sessionWithUserStatement(database, tables);
+  if (!statement) return null;
+  const { read, session, user } = statement;
+  return (sessionToken: string): Awaitable<SessionWithUser | null> =>
+    thenOrNow(read([sessionToken]), (row) => (row ? { session: decoded(row, "s", session) as SessionWithUser["session"], user: decoded(row, "u", user) } : null));
+}
+
+/** A session and its user read by {@link sessionJsonReader}, not yet written out. */
+export interface SessionJson {
+  /** When the session expires (ms since the epoch). */
+  expiresAt: number;
+  /** A field's value in the output (decoded as findSession decodes it); undefined for a field left out. */
+  value(table: "session" | "user", key: string): unknown;
+  /**
+   * `{"session":{...},"user":{...}}`: the bytes JSON.stringify writes for the objects
+   * better-auth's output shaping makes of the rows (parseSessionOutput, parseUserOutput: the
+   * fields `hidden` left out), with the session's fields in `replace` set as a spread would set
+   * them (a field already there keeps its place, another is added last).
+   */
+  json(replace?: Record<string, unknown>): string;
+}
+
+/**
+ * get-session's answer straight from {@link sessionWithUserReader}'s row: no intermediate
+ * objects, no clone and filter of each (better-auth's output shaping), no Date kept. The same
+ * bytes (tests/ops/fast-lane.test.ts compares them with the app's answer). Null as
+ * sessionWithUserReader's.
+ */
+export function sessionJsonReader(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">, hidden: { session: ReadonlySet<string>; user: ReadonlySet<string> }) {
+  const statement = sessionWithUserStatement(database, tables);
+  if (!statement) return null;
+  const { read } = statement;
+  const shown = (columns: readonly Column[], prefix: string, leftOut: ReadonlySet<string>) =>
+    columns.flatMap((c, i) => (leftOut.has(c.key) ? [] : [{ ...c, alias: `${prefix}${i}`, name: JSON.stringify(c.key) }]));
+  const session = shown(statement.session, "s", hidden.session);
+  const user = shown(statement.user, "u", hidden.user);
+  const expiresAt = statement.session.findIndex((c) => c.key === "expiresAt");
+  if (expiresAt < 0) return null;
+  const byKey = { session: new Map(session.map((c) => [c.key, c])), user: new Map(user.map((c) => [c.key, c])) };
+  const written = (row: Record<string, unknown>, columns: typeof session, replace?: Record<string, unknown>) => {
+    let out = "{";
+    for (const c of columns) {
+      const text = JSON.stringify(replace && c.key in replace ? replace[c.key] : valueOf(c, row[c.alias]));
+      if (text !== undefined) out += `${out.length > 1 ? "," : ""}${c.name}:${text}`;
+    }
+    for (const key in replace) {
+      const text = byKey.session.has(key) ? undefined : JSON.stringify(replace[key]);
+      if (text !== undefined) out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${text}`;
+    }
+    return `${out}}`;
+  };
+  return (sessionToken: string): Awaitable<SessionJson | null> =>
+    thenOrNow(read([sessionToken]), (row) => {
+      if (!row) return null;
+      const expires = valueOf(statement.session[expiresAt]!, row[`s${expiresAt}`]) as Date | number;
+      return {
+        expiresAt: expires.valueOf() as number,
+        value(table, key) {
+          const c = byKey[table].get(key);
+          return c ? valueOf(c, row[c.alias]) : undefined;
+        },
+        json: (replace) => `{"session":${written(row, session, replace)},"user":${written(row, user)}}`,
+      };
+    });
+}
+
+type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type">;
+
+/** The statement behind both readers, with the columns it selects (as `s0..`, `u0..`). */
+function sessionWithUserStatement(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
   const session = columnsOf(tables.session.fields);
   const user = columnsOf(tables.user.fields);
   if (!session || !user) return null;
@@ -77,9 +147,7 @@ export function sessionWithUserReader(database: Pick<DatabaseHandle, "db" | "rea
   const select = [...session.map((c, i) => `s.${q(c.column)} as s${i}`), ...user.map((c, i) => `u.${q(c.column)} as u${i}`)].join(", ");
   const token = database.type === "postgres" ? "$1" : "?";
   const sql = `select ${select} from ${q(tables.session.modelName)} as s join ${q(tables.user.modelName)} as u on u.${q(user.find((c) => c.key === "id")!.column)} = s.${q(session.find((c) => c.key === "userId")!.column)} where s.${q(session.find((c) => c.key === "token")!.column)} = ${token}`;
-  const read = preparedRowReader(database, "idp_session_with_user", sql);
-  return (sessionToken: string): Awaitable<SessionWithUser | null> =>
-    thenOrNow(read([sessionToken]), (row) => (row ? { session: decoded(row, "s", session) as SessionWithUser["session"], user: decoded(row, "u", user) } : null));
+  return { read: preparedRowReader(database, "idp_session_with_user", sql), session, user };
 }
 
 interface Column {
@@ -89,27 +157,34 @@ interface Column {
   id: boolean;
 }
 
-/** The table's fields with their column names, `id` first; null when one is decoded otherwise. */
+/**
+ * The table's fields with their column names, `id` last (better-auth's adapter gives it last,
+ * so its answers' JSON has it last); null when one is decoded otherwise.
+ */
 function columnsOf(fields: Record<string, DBFieldAttribute>): Column[] | null {
-  const out: Column[] = [{ key: "id", column: "id", type: "string", id: true }];
+  const out: Column[] = [];
   for (const [key, field] of Object.entries(fields)) {
     if (key === "id") continue;
     // An output transform, or JSON (better-auth revives dates inside it): findSession decodes those.
     if (field.transform?.output || field.type === "json" || field.type === "string[]" || field.type === "number[]") return null;
     out.push({ key, column: field.fieldName || key, type: field.type, id: field.references?.field === "id" });
   }
+  out.push({ key: "id", column: "id", type: "string", id: true });
   return out;
 }
 
-/** As @better-auth/core's adapter factory decodes a row (transformOutput) for SQLite (no dates or booleans); PostgreSQL's driver gives both already. */
+/** As @better-auth/core's adapter factory decodes a value (transformOutput) for SQLite (no dates or booleans); PostgreSQL's driver gives both already. */
+function valueOf(c: Column, value: unknown): unknown {
+  if (c.id) return value == null ? value : String(value);
+  if (typeof value === "string" && c.type === "date") return new Date(value);
+  if (typeof value === "number" && c.type === "boolean") return value === 1;
+  return value;
+}
+
 function decoded(row: Record<string, unknown>, prefix: string, columns: readonly Column[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   columns.forEach((c, i) => {
-    const value = row[`${prefix}${i}`];
-    if (c.id) out[c.key] = value == null ? value : String(value);
-    else if (typeof value === "string" && c.type === "date") out[c.key] = new Date(value);
-    else if (typeof value === "number" && c.type === "boolean") out[c.key] = value === 1;
-    else out[c.key] = value;
+    out[c.key] = valueOf(c, row[`${prefix}${i}`]);
   });
   return out;
 }

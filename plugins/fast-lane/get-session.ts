@@ -4,16 +4,17 @@ import { sessionLimitKey } from "../../lib/auth-limits.js";
 import { verifiedCookieToken } from "../../lib/auth-request.js";
 import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { thenOrNow, type Awaitable } from "../../lib/db/connection.js";
-import { withCurrentTier } from "../subscriptions/index.js";
-import { sessionWithUserReader } from "../core-store/sessions.js";
+import { currentTierOf, withCurrentTier } from "../subscriptions/index.js";
+import { sessionJsonReader, type SessionJson } from "../core-store/sessions.js";
 
 /**
  * GET /get-session with a session cookie, in the fast lane (lib/fast-lane.ts): the session is
  * read as better-auth's own internal adapter reads it (Redis when the deployment has it, through
- * `findSession`; else the database, in one statement: plugins/core-store sessionWithUserReader,
- * tested field for field against findSession) and shaped with its own `parseSessionOutput` / `parseUserOutput`, then the
- * subscriptions plugin's current tier, as its after-hook does; what better-auth's endpoint does
- * around that (router, hooks, cookie parsing) is skipped. Only the quiet case is answered here:
+ * `findSession`, shaped with its own `parseSessionOutput` / `parseUserOutput`; else the database,
+ * in one statement, written out straight from the row with the same bytes: plugins/core-store
+ * sessionJsonReader, tested field for field against findSession and byte for byte against the
+ * app), then the subscriptions plugin's current tier, as its after-hook does; what better-auth's
+ * endpoint does around that (router, hooks, cookie parsing) is skipped. Only the quiet case is answered here:
  *   - exactly one session cookie, signed with our secret (lib/auth-request.ts verifiedCookieToken),
  *     and no cookie-cache or don't-remember-me cookie (better-auth would clear or honour them);
  *   - a session that exists, has not expired and is not due for its sliding refresh
@@ -34,10 +35,18 @@ export interface FastSessionOptions {
   path: string;
   /**
    * The database better-auth keeps sessions in: without secondary storage, the session and its
-   * user are read in one statement (plugins/core-store sessionWithUserReader) instead of
-   * through findSession's adapter pipeline.
+   * user are read in one statement and written out from the row (plugins/core-store
+   * sessionJsonReader) instead of through findSession's adapter pipeline.
    */
-  database?: Parameters<typeof sessionWithUserReader>[0];
+  database?: Parameters<typeof sessionJsonReader>[0];
+}
+
+/** The fields better-auth's output shaping (`shape`: parseSessionOutput, parseUserOutput) leaves out, asked of it once. */
+function leftOut(fields: Record<string, unknown>, shape: (row: Record<string, unknown>) => Record<string, unknown>): Set<string> {
+  const probe: Record<string, unknown> = { id: "id" };
+  for (const key of Object.keys(fields)) probe[key] = key;
+  const kept = shape(probe);
+  return new Set(Object.keys(probe).filter((key) => !(key in kept)));
 }
 
 const NO_STORE = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
@@ -62,19 +71,33 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
   let ctx: FastSessionContext | undefined;
   type Found = Awaited<ReturnType<FastSessionContext["internalAdapter"]["findSession"]>>;
   let findSession: (token: string) => Awaitable<Found> = () => null;
+  /** The answer's JSON straight from the row, when sessions live in the database. */
+  let readJson: ((token: string) => Awaitable<SessionJson | null>) | null = null;
   void context.then((c) => {
     ctx = c;
-    const read = database && !c.options.secondaryStorage && c.tables.session && c.tables.user ? sessionWithUserReader(database, { session: c.tables.session, user: c.tables.user }) : null;
-    findSession = read ? (read as (token: string) => Awaitable<Found>) : (token) => c.internalAdapter.findSession(token);
+    findSession = (token) => c.internalAdapter.findSession(token);
+    if (database && !c.options.secondaryStorage && c.tables.session && c.tables.user) {
+      readJson = sessionJsonReader(database, { session: c.tables.session, user: c.tables.user }, { session: leftOut(c.tables.session.fields, (o) => parseSessionOutput(c.options, o as never)), user: leftOut(c.tables.user.fields, (o) => parseUserOutput(c.options, o as never)) });
+    }
   });
 
-  function answerOf(found: Found, context: FastSessionContext): LaneAnswer | null {
-    if (!found) return null;
-    const expiresAt = found.session.expiresAt.valueOf();
+  /** Whether the session is current and not due for its sliding refresh. */
+  function quiet(expiresAt: number, context: FastSessionContext): boolean {
     const { expiresIn, updateAge } = context.sessionConfig;
-    if (expiresAt < Date.now() || expiresAt - expiresIn * 1000 + updateAge * 1000 <= Date.now()) return null;
+    return !(expiresAt < Date.now() || expiresAt - expiresIn * 1000 + updateAge * 1000 <= Date.now());
+  }
+
+  function answerOf(found: Found, context: FastSessionContext): LaneAnswer | null {
+    if (!found || !quiet(found.session.expiresAt.valueOf(), context)) return null;
     const returned = { session: parseSessionOutput(context.options, found.session), user: parseUserOutput(context.options, found.user) };
     return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
+  }
+
+  /** answerOf's bytes, written from the row (the subscriptions plugin's current tier as withCurrentTier sets it). */
+  function jsonAnswerOf(found: SessionJson | null, context: FastSessionContext): LaneAnswer | null {
+    if (!found || !quiet(found.expiresAt, context)) return null;
+    const tier = currentTierOf(found.value("user", "subscriptionTier"));
+    return { status: 200, headers: NO_STORE, body: found.json(found.value("session", "subscriptionTier") === tier ? undefined : { subscriptionTier: tier }) };
   }
 
   /** The session token of the quiet case's cookies, or null. */
@@ -109,6 +132,7 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
       const token = tokenOf(req);
       const context = ctx;
       if (!token || !context) return null;
+      if (readJson) return thenOrNow(readJson(token), (found) => jsonAnswerOf(found, context));
       return thenOrNow(findSession(token), (found) => answerOf(found, context));
     },
   };

@@ -12,13 +12,18 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
 import { findRecordedTier } from "../core-store/users.js";
 
+/** The tier a user's recorded `subscriptionTier` stands for ("free" when it names none). */
+export function currentTierOf(recorded: unknown): string {
+  return isTierId(recorded) ? recorded : "free";
+}
+
 /**
  * The session object answers the user's current tier, even when it changed after sign-in: a
  * get-session answer with the session's tier set from the user's, or null when it already says so.
  */
 export function withCurrentTier(returned: unknown): Record<string, unknown> | null {
   if (!isJsonObject(returned) || !isJsonObject(returned.session) || !isJsonObject(returned.user)) return null;
-  const tier = isTierId(returned.user.subscriptionTier) ? returned.user.subscriptionTier : "free";
+  const tier = currentTierOf(returned.user.subscriptionTier);
   if (returned.session.subscriptionTier === tier) return null;
   return { ...returned, session: { ...returned.session, subscriptionTier: tier } };
 }

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { readAuthRequest } from "../../lib/auth-request.js";
+import { readAuthRequest, verifiedCookieToken } from "../../lib/auth-request.js";
 
 /**
  * The edge record's session cookie (lib/auth-request.ts): checked only when read, but with the
@@ -37,5 +37,31 @@ describe("the edge record's session cookie", () => {
     expect(record.sessionCookie).toBe("tok-4");
     // The request's one record, made at the edge, is handed back as it is.
     expect(await readAuthRequest(req, BASE, SECRET)).toBe(record);
+  });
+});
+
+describe("verifiedCookieToken's memory of checked values", () => {
+  it("keeps a verdict for its own secret only, and never a refusal", () => {
+    const other = "another-secret-of-at-least-thirty-two-chars";
+    const value = signed("tok-6");
+    expect(verifiedCookieToken(value, SECRET)).toBe("tok-6");
+    // Remembered under SECRET: under another secret the same value is checked, and refused.
+    expect(verifiedCookieToken(value, other)).toBeUndefined();
+    expect(verifiedCookieToken(value, SECRET)).toBe("tok-6");
+    // A refused value stays refused, and remembering it would not make it pass later either.
+    const forged = `tok-7.${encodeURIComponent(Buffer.alloc(32, 9).toString("base64"))}`;
+    expect(verifiedCookieToken(forged, SECRET)).toBeUndefined();
+    expect(verifiedCookieToken(forged, SECRET)).toBeUndefined();
+    expect(verifiedCookieToken(signed("tok-7", other), SECRET)).toBeUndefined();
+    expect(verifiedCookieToken(signed("tok-7", other), other)).toBe("tok-7");
+  });
+
+  it("checks again, with the same verdict, a value it held before more values than it keeps", () => {
+    const secret = "a-third-secret-of-at-least-thirty-two-characters";
+    const first = signed("tok-first", secret);
+    expect(verifiedCookieToken(first, secret)).toBe("tok-first");
+    for (let i = 0; i < 10_000; i++) verifiedCookieToken(signed(`tok-${i}`, secret), secret);
+    // Dropped from memory, checked again: the same verdict.
+    expect(verifiedCookieToken(first, secret)).toBe("tok-first");
   });
 });

@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
+import { getSessionLaneRoute, type FastSessionContext } from "../../plugins/fast-lane/get-session.js";
 
 /**
  * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as
@@ -102,6 +103,32 @@ describe("fast get-session", () => {
     expect(body.session.subscriptionTier).toBe("free");
     expect(sessionHeaders(fast)).toEqual(sessionHeaders(app));
     expect(fast.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("writes the app's answer byte for byte from the row: any tier, nulls, booleans, a plugin's field", async () => {
+    const ctx = await server.auth.$context;
+    const route = getSessionLaneRoute({ context: Promise.resolve(ctx as unknown as FastSessionContext), path: "/api/auth/get-session", database: server.database });
+    await new Promise((r) => setImmediate(r));
+    const cookie = await signedIn();
+    const token = decodeURIComponent(/session_token=([^.;]+)/.exec(cookie)![1]!);
+    const userId = (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).user.id;
+    const user = (set: Record<string, unknown>) => server.db.updateTable("user").set(set).where("id", "=", userId).execute();
+    const session = (set: Record<string, unknown>) => server.db.updateTable("session").set(set).where("token", "=", token).execute();
+    const states: [string, () => Promise<unknown>][] = [
+      ["as signed up", async () => {}],
+      ["a paid tier on the user only (the session's is set)", () => user({ subscriptionTier: "plus" })],
+      ["the same tier on both", () => session({ subscriptionTier: "plus" })],
+      ["no tier the user could have (free)", () => user({ subscriptionTier: "not-a-tier" })],
+      ["booleans, nulls and text to escape", () => user({ emailVerified: true, image: null, name: 'Quote " and \\ and ünïcode', pubkey: "02".padEnd(66, "b") })],
+      ["a plugin's session field, a null address", () => session({ selectedBapId: "bap-selected", ipAddress: null, userAgent: "agent/1.0 \u2028" })],
+    ];
+    for (const [state, change] of states) {
+      await change();
+      const lane = await route.answer({ headers: { cookie }, body: "" });
+      const app = await server.app.request("/api/auth/get-session", { headers: { cookie } });
+      expect(lane, state).not.toBeNull();
+      expect(lane!.body, state).toBe(await app.text());
+    }
   });
 
   it("the current tier, a signed-out session and a made-up cookie answer as better-auth does", async () => {
