@@ -103,7 +103,7 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
   if (!statement) return null;
   const { read } = statement;
   const shown = (columns: readonly Column[], prefix: string, leftOut: ReadonlySet<string>) =>
-    columns.flatMap((c, i) => (leftOut.has(c.key) ? [] : [{ ...c, alias: `${prefix}${i}`, name: JSON.stringify(c.key) }]));
+    columns.flatMap((c, i) => (leftOut.has(c.key) ? [] : [{ ...c, alias: `${prefix}${i}`, first: `${JSON.stringify(c.key)}:`, next: `,${JSON.stringify(c.key)}:` }]));
   const session = shown(statement.session, "s", hidden.session);
   const user = shown(statement.user, "u", hidden.user);
   const expiresAt = statement.session.findIndex((c) => c.key === "expiresAt");
@@ -112,8 +112,8 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
   const written = (row: Record<string, unknown>, columns: typeof session, replace?: Record<string, unknown>) => {
     let out = "{";
     for (const c of columns) {
-      const text = JSON.stringify(replace && c.key in replace ? replace[c.key] : valueOf(c, row[c.alias]));
-      if (text !== undefined) out += `${out.length > 1 ? "," : ""}${c.name}:${text}`;
+      const text = replace !== undefined && c.key in replace ? JSON.stringify(replace[c.key]) : jsonOf(c, row[c.alias]);
+      if (text !== undefined) out += (out.length > 1 ? c.next : c.first) + text;
     }
     for (const key in replace) {
       const text = byKey.session.has(key) ? undefined : JSON.stringify(replace[key]);
@@ -124,9 +124,9 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
   return (sessionToken: string): Awaitable<SessionJson | null> =>
     thenOrNow(read([sessionToken]), (row) => {
       if (!row) return null;
-      const expires = valueOf(statement.session[expiresAt]!, row[`s${expiresAt}`]) as Date | number;
+      const expires = row[`s${expiresAt}`];
       return {
-        expiresAt: expires.valueOf() as number,
+        expiresAt: typeof expires === "string" ? Date.parse(expires) : (expires as Date | number).valueOf(),
         value(table, key) {
           const c = byKey[table].get(key);
           return c ? valueOf(c, row[c.alias]) : undefined;
@@ -179,6 +179,34 @@ function valueOf(c: Column, value: unknown): unknown {
   if (typeof value === "string" && c.type === "date") return new Date(value);
   if (typeof value === "number" && c.type === "boolean") return value === 1;
   return value;
+}
+
+/** JSON.stringify(valueOf(c, value)), without the Date where the stored text is already its JSON. */
+function jsonOf(c: Column, value: unknown): string | undefined {
+  if (typeof value === "string" && c.type === "date" && !c.id) return dateJson(value);
+  if (typeof value === "number" && c.type === "boolean" && !c.id) return value === 1 ? "true" : "false";
+  return JSON.stringify(valueOf(c, value));
+}
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * JSON.stringify(new Date(text)): a date as better-auth stores it on SQLite (toISOString's
+ * form, a real day and time) is its own JSON text, and `new Date` and `toISOString` cost more
+ * than the rest of a session's answer; any other text takes the Date (which normalizes or
+ * refuses it: `null`).
+ */
+export function dateJson(text: string): string {
+  const m = ISO.exec(text);
+  if (m) {
+    const year = Number(m[1]);
+    const month = Number(m[2]);
+    const day = Number(m[3]);
+    const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    if (month >= 1 && month <= 12 && day >= 1 && day <= DAYS[month - 1]! + (leap ? 1 : 0) && Number(m[4]) < 24) return `"${text}"`;
+  }
+  return JSON.stringify(new Date(text));
 }
 
 function decoded(row: Record<string, unknown>, prefix: string, columns: readonly Column[]): Record<string, unknown> {
