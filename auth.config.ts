@@ -9,7 +9,6 @@ import { withAtomicRefresh } from "./lib/atomic-refresh.js";
 import { fastRefreshOptions, withFastRefresh } from "./plugins/fast-lane/refresh.js";
 import { withFastIntrospection } from "./plugins/fast-lane/introspect.js";
 import { oauthTokenStore } from "./plugins/oauth-store/introspection.js";
-import { rowId } from "./lib/db/ids.js";
 import { BASE_PATH, MCP_PATH } from "./lib/mount-paths.js";
 import { CLIENT_IP_HEADER } from "./lib/client-address.js";
 import { issuerPath } from "./lib/path-prefix.js";
@@ -211,7 +210,6 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     rateLimit: { enabled: false },
     advanced: {
       ipAddress: { ipAddressHeaders: [CLIENT_IP_HEADER] },
-      database: { generateId: rowId },
       useSecureCookies: config.authUrl.startsWith("https://"),
       // better-auth turns its Origin/CSRF and callback-URL checks off whenever NODE_ENV=test;
       // stated here, they run the same in the test suite as in production.

@@ -1,18 +1,18 @@
 import { generateId } from "@better-auth/core/utils/id";
 
-/** The tables whose rows are made on every grant and refresh: their ids follow time. */
-const TIME_ORDERED = new Set(["oauthAccessToken", "oauthRefreshToken"]);
-
 /**
- * better-auth's `advanced.database.generateId`: its own 32-character random id for every table
- * but the token tables, whose ids start with the time they were made (milliseconds, nine
- * base-36 digits) and end with 23 random characters (137 bits). A refresh writes two token rows;
- * with random ids each lands on a random leaf of its table's id index (and the access token's
- * `refreshId` index) and writes that page out, where time-ordered ids all land on the last
- * one, which the rotations committed together share. Nothing reads meaning into a row id, and
- * the time is the row's `createdAt` anyway.
+ * A token row's id that follows time, for the rows the refresh lane writes
+ * (plugins/fast-lane/refresh.ts): the milliseconds in nine base-36 digits, then 23 of
+ * better-auth's random characters (137 bits), 32 in all like better-auth's own ids. A refresh
+ * writes two token rows; with random ids each lands on a random leaf of its table's id index
+ * (and the access token's `refreshId` index) and writes that page out, where time-ordered ids
+ * all land on the last one, which the rotations committed together share. Nothing reads meaning
+ * into a row id, and the time is the row's `createdAt` anyway.
+ *
+ * Not better-auth's `advanced.database.generateId`: with any generator of its own there, its
+ * organization plugin asks for a verified e-mail before an invitation can be accepted (it no
+ * longer trusts invitation ids to be unguessable).
  */
-export function rowId({ model, size }: { model: string; size?: number }): string {
-  if (!TIME_ORDERED.has(model) || (size !== undefined && size !== 32)) return generateId(size);
+export function timeOrderedId(): string {
   return Date.now().toString(36).padStart(9, "0") + generateId(23);
 }

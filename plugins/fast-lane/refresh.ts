@@ -12,6 +12,7 @@ import type { Metrics } from "../../lib/metrics.js";
 import type { Logger } from "../../lib/logger.js";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { refreshGrantStore } from "../oauth-store/refresh.js";
+import { timeOrderedId } from "../../lib/db/ids.js";
 import { clientUseRecorder } from "../registration-management/store.js";
 import type { AnalyticsCounter } from "../analytics/counter.js";
 
@@ -75,7 +76,7 @@ export interface ProviderOptions {
 }
 
 /** What the fast refresh reads of better-auth's context; the jwt plugin's signing takes the whole of it. */
-export type RefreshContext = Pick<AuthContext, "getPlugin" | "generateId" | "baseURL">;
+export type RefreshContext = Pick<AuthContext, "getPlugin" | "generateId" | "baseURL" | "options">;
 
 interface JwtOptions {
   jwt?: { issuer?: string; sign?: unknown };
@@ -264,8 +265,12 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     if (claims != null && !Array.isArray(claims)) return null;
 
     const { ctx, provider } = setup;
-    const refreshId = ctx.generateId({ model: "oauthRefreshToken" });
-    const accessId = ctx.generateId({ model: "oauthAccessToken" });
+    // Time-ordered where better-auth makes its own random ids (lib/db/ids.ts); a deployment's
+    // own generator otherwise.
+    const advanced = ctx.options.advanced as { generateId?: unknown; database?: { generateId?: unknown } } | undefined;
+    const ownIds = advanced?.generateId === undefined && advanced?.database?.generateId === undefined;
+    const refreshId = ownIds ? timeOrderedId() : ctx.generateId({ model: "oauthRefreshToken" });
+    const accessId = ownIds ? timeOrderedId() : ctx.generateId({ model: "oauthAccessToken" });
     if (typeof refreshId !== "string" || typeof accessId !== "string") return null;
     const iat = Math.floor(now / 1000);
     const exp = iat + (provider.accessTokenExpiresIn ?? 3600);

@@ -130,6 +130,12 @@ describe("fast refresh grant", () => {
     });
     expect(own(ra)).toEqual(own(rb));
     expect(ra.refresh).toMatchObject({ clientId: fast.client.client_id, userId: fast.person.user.id });
+    // The lane's rows have ids that follow time (lib/db/ids.ts), 32 characters like oauth-provider's.
+    for (const table of ["oauthRefreshToken", "oauthAccessToken"] as const) {
+      const { id } = await server.db.selectFrom(table).select("id").where("token", "=", sha256(table === "oauthRefreshToken" ? pa.refresh_token : pa.access_token)).executeTakeFirstOrThrow();
+      expect(id).toMatch(/^[0-9a-z]{9}[A-Za-z0-9]{23}$/);
+      expect(Math.abs(parseInt(id.slice(0, 9), 36) - Date.now())).toBeLessThan(60_000);
+    }
 
     // The presented tokens are rotated the same way: revoked, marked rotated, and refused next time.
     for (const presented of [fast.tokens.refresh_token, slow.tokens.refresh_token]) {
