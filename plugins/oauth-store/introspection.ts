@@ -1,4 +1,5 @@
-import { preparedRowReader, thenOrNow, type Awaitable, type DatabaseHandle } from "../../lib/db/connection.js";
+import { gatheredRowReader } from "../../lib/db/gather.js";
+import { thenOrNow, type Awaitable, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 
 /**
@@ -75,13 +76,27 @@ export const CLIENT_CREDENTIAL_COLUMNS = ["c.clientId as clientRowId", "c.client
 /** The user columns the token claims read (`u`: user), as the fast lanes' statements select them. */
 export const USER_CLAIM_COLUMNS = ["u.id as userRowId", "u.name as userName", "u.email as userEmail", "u.emailVerified as userEmailVerified", "u.image as userImage", "u.pubkey as userPubkey"] as const;
 
-export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
-  const { db } = database;
-  // The client and, when it is the token's own client, the token with its session and user: one
-  // statement (one round trip on PostgreSQL) for the usual introspection.
-  const bothSql = db
+/*
+ * Why the fast lanes join a token by its hash alone and compare its client on the row, not in
+ * the join: with `t.clientId = c.clientId` in the join, PostgreSQL may read the token through the
+ * client's index (every token of that client) instead of the hash's unique index. It planned so
+ * on a table without statistics yet (a new deployment, or one growing faster than autovacuum
+ * analyses it), and a prepared statement keeps its generic plan: each refresh then read every
+ * token its client had ever held (about a thousand rows each after a few seconds of the bench).
+ * By hash alone, the unique index is the only index there is to use.
+ * tests/ops/token-plans.test.ts asks each database for the plan.
+ */
+
+/**
+ * The client and the access token with its session and user: one statement (one round trip on
+ * PostgreSQL) for the usual introspection; parameters: the token's hash, the client id. The
+ * token is joined by its hash alone, and whether it is the client's own is checked on the row
+ * (see above).
+ */
+export function clientAndTokenSql(db: DatabaseHandle["db"]): string {
+  return db
     .selectFrom("oauthClient as c")
-    .leftJoin("oauthAccessToken as t", (join) => join.onRef("t.clientId", "=", "c.clientId").on("t.token", "=", ""))
+    .leftJoin("oauthAccessToken as t", (join) => join.on("t.token", "=", ""))
     .leftJoin("session as s", "s.id", "t.sessionId")
     .leftJoin("user as u", "u.id", "t.userId")
     .select([
@@ -101,7 +116,11 @@ export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNo
     ])
     .where("c.clientId", "=", "")
     .compile().sql;
-  const readBoth = preparedRowReader(database, "idp_introspect_client_token", bothSql);
+}
+
+export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
+  // At once on SQLite; on PostgreSQL, the reads of one turn of the event loop as one statement (lib/db/gather.ts).
+  const readBoth = gatheredRowReader(database, "idp_introspect_client_token", clientAndTokenSql(database.db), ["text", "text"]);
 
   return {
     /**
@@ -109,7 +128,7 @@ export function oauthTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNo
      * (null token: none, or another client's); null when there is no such client. At once on SQLite.
      */
     findClientAndToken(clientId: string, hash: string): Awaitable<{ client: ClientCredentialRow; token: AccessTokenRow | null } | null> {
-      return thenOrNow(readBoth([hash, clientId]), (row) => (row ? { client: clientCredentialsOf(row), token: row.clientId != null ? toToken(row) : null } : null));
+      return thenOrNow(readBoth([hash, clientId]), (row) => (row ? { client: clientCredentialsOf(row), token: row.clientId != null && row.clientId === row.clientRowId ? toToken(row) : null } : null));
     },
   };
 }

@@ -1,7 +1,9 @@
 import { CompiledQuery, type Kysely } from "kysely";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
-import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
+import type { DatabaseHandle } from "../../lib/db/connection.js";
+import { gatheredRowReader } from "../../lib/db/gather.js";
+import { postgresRotator } from "./refresh-postgres.js";
 import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, USER_CLAIM_COLUMNS, type ClientCredentialRow } from "./introspection.js";
 
 /**
@@ -135,13 +137,15 @@ function toUser(row: Record<string, unknown>): RefreshUserRow {
   };
 }
 
-export function refreshGrantStore(database: DatabaseHandle) {
-  const db: Kysely<Database> = database.db;
-  // The client and, when it holds the token, the token with its user: one statement (one round
-  // trip on PostgreSQL). Compiled once; SQLite's statement cache then reuses the prepared statement.
-  const grantSql = db
+/**
+ * The client and the refresh token with its user: one statement (one round trip on PostgreSQL);
+ * parameters: the token's hash, the client id. The token is joined by its hash alone and its
+ * client compared on the row (why: above oauthTokenStore in ./introspection.ts).
+ */
+export function refreshGrantSql(db: Kysely<Database>): string {
+  return db
     .selectFrom("oauthClient as c")
-    .leftJoin("oauthRefreshToken as t", (join) => join.onRef("t.clientId", "=", "c.clientId").on("t.token", "=", ""))
+    .leftJoin("oauthRefreshToken as t", (join) => join.on("t.token", "=", ""))
     .leftJoin("user as u", "u.id", "t.userId")
     .select([
       ...CLIENT_CREDENTIAL_COLUMNS,
@@ -171,6 +175,12 @@ export function refreshGrantStore(database: DatabaseHandle) {
     ])
     .where("c.clientId", "=", "")
     .compile().sql;
+}
+
+export function refreshGrantStore(database: DatabaseHandle) {
+  const db: Kysely<Database> = database.db;
+  // Compiled once; SQLite's statement cache then reuses the prepared statement.
+  const grantSql = refreshGrantSql(db);
 
   // The rotation's statements, compiled once with placeholders in the order the values are bound.
   const revokeSql = db.updateTable("oauthRefreshToken").set({ revoked: new Date(0), rotatedAt: new Date(0) }).where("id", "=", "").where("revoked", "is", null).compile().sql;
@@ -184,14 +194,16 @@ export function refreshGrantStore(database: DatabaseHandle) {
     .values({ ...sharedColumns, id: "", token: "", refreshId: "", expiresAt: new Date(0) })
     .compile().sql;
 
-  const readGrant = preparedRowReader(database, "idp_refresh_grant", grantSql);
+  // PostgreSQL: the reads of one turn of the event loop as one statement (lib/db/gather.ts).
+  const rotatePostgres = database.type === "postgres" ? postgresRotator(database) : null;
+  const readGrant = gatheredRowReader(database, "idp_refresh_grant", grantSql, ["text", "text"]);
 
   return {
     /** The client `clientId` with the refresh token stored under `tokenHash` if that client holds it; null when there is no such client. */
     async findGrant(clientId: string, tokenHash: string): Promise<RefreshGrant | null> {
       const row = await readGrant([tokenHash, clientId]);
       if (!row) return null;
-      const token = row.tokenRowId != null ? toToken(row) : null;
+      const token = row.tokenRowId != null && row.clientId === row.clientRowId ? toToken(row) : null;
       return { client: toClient(row), token, user: token && row.userRowId != null ? toUser(row) : null };
     },
 
@@ -206,11 +218,10 @@ export function refreshGrantStore(database: DatabaseHandle) {
       const scopes = JSON.stringify(rotation.scopes);
       const claims = rotation.requestedUserInfoClaims.length ? JSON.stringify(rotation.requestedUserInfoClaims) : null;
       if (database.type === "postgres") {
-        // One statement, atomic by itself: one round trip instead of five (begin, three statements, commit).
+        // One statement, atomic by itself, gathered with the other rotations of this turn of
+        // the event loop: one round trip and one commit for all (./refresh-postgres.ts).
         const { refresh, access } = rotation;
-        const values = [issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt];
-        const result = database.queryPrepared ? await database.queryPrepared("idp_refresh_rotate", ROTATE_POSTGRES, values) : { rowCount: Number((await db.executeQuery(CompiledQuery.raw(ROTATE_POSTGRES, values))).numAffectedRows) };
-        return result.rowCount === 1;
+        return rotatePostgres!([issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt]);
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
       // SQLite: the three statements in one transaction with the other rotations of this turn
@@ -235,22 +246,5 @@ export function refreshGrantStore(database: DatabaseHandle) {
     },
   };
 }
-
-/**
- * The rotation on PostgreSQL as one statement: the compare and set, then each insert fed by the
- * row before it, so nothing is inserted unless the presented token was still unrevoked. A
- * concurrent second use waits on the row's lock, then finds it revoked and inserts nothing
- * (the final insert's row count is 0).
- */
-const COMMON = `"clientId", "sessionId", "userId", "referenceId", "authorizationCodeId", "requestedUserInfoClaims", "scopes", "createdAt"`;
-const COMMON_VALUES = `$5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::jsonb, $1::timestamptz`;
-const ROTATE_POSTGRES = `with "revoked" as (
-  update "oauthRefreshToken" set "revoked" = $1::timestamptz, "rotatedAt" = $1::timestamptz where "id" = $2::text and "revoked" is null returning "id"
-), "refresh" as (
-  insert into "oauthRefreshToken" ("id", "token", ${COMMON}, "authTime", "expiresAt")
-  select $3::text, $4::text, ${COMMON_VALUES}, $12::timestamptz, $13::timestamptz from "revoked" returning "id"
-)
-insert into "oauthAccessToken" ("id", "token", ${COMMON}, "refreshId", "expiresAt")
-select $14::text, $15::text, ${COMMON_VALUES}, "refresh"."id", $16::timestamptz from "refresh"`;
 
 export type RefreshGrantStore = ReturnType<typeof refreshGrantStore>;

@@ -201,6 +201,7 @@ describe("fast refresh grant", () => {
   it("answers the common case itself, and leaves every other request to the endpoint", async () => {
     const { answer, issued } = answerer();
     const { auth, tokens, client } = await setup();
+    const other = await setup();
     const form = (fields: Record<string, string>) => new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, ...fields }).toString();
     const declined: [string, Parameters<typeof answer>[0], string][] = [
       ["a wrong secret", { authorization: basicAuth(client.client_id, "wrong") }, form({})],
@@ -213,7 +214,12 @@ describe("fast refresh grant", () => {
       ["credentials in the form", {}, form({ client_id: client.client_id, client_secret: client.client_secret! })],
       ["a widened scope", { authorization: auth }, form({ scope: "openid admin" })],
       ["an unknown token", { authorization: auth }, new URLSearchParams({ grant_type: "refresh_token", refresh_token: "nope" }).toString()],
+      ["another client's token", { authorization: other.auth }, form({})],
     ];
+    // The store reads the token by its hash alone: held by another client, it is not that client's.
+    const store = refreshGrantStore(server.database);
+    expect((await store.findGrant(other.client.client_id, sha256(tokens.refresh_token)))?.token).toBeNull();
+    expect((await store.findGrant(client.client_id, sha256(tokens.refresh_token)))?.token?.clientId).toBe(client.client_id);
     for (const [name, headers, body] of declined) expect(await answer(headers, body), name).toBeNull();
     expect(issued).toEqual([]);
     const answered = await answer({ authorization: auth }, form({}));
