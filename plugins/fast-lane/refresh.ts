@@ -186,20 +186,25 @@ export interface RefreshAnswer {
 
 /** Answers the common case, or null for oauth-provider's endpoint to answer. */
 export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRefreshOptions, "path">) {
-  let ready: { ctx: RefreshContext; provider: ProviderOptions; jwt: JwtOptions } | null = null;
+  let ready: { ctx: RefreshContext; provider: ProviderOptions; jwt: JwtOptions; ownIds: boolean } | null = null;
   void context.then((ctx) => {
     const provider = (ctx.getPlugin("oauth-provider") as { options?: ProviderOptions } | null)?.options;
     const jwt = (ctx.getPlugin("jwt") as { options?: JwtOptions } | null)?.options;
-    if (provider && !unsupportedOption(provider, jwt)) ready = { ctx, provider, jwt: jwt ?? {} };
+    // Time-ordered ids where better-auth makes its own random ones (lib/db/ids.ts); a
+    // deployment's own generator otherwise.
+    const advanced = ctx.options.advanced as { generateId?: unknown; database?: { generateId?: unknown } } | undefined;
+    const ownIds = advanced?.generateId === undefined && advanced?.database?.generateId === undefined;
+    if (provider && !unsupportedOption(provider, jwt)) ready = { ctx, provider, jwt: jwt ?? {}, ownIds };
   });
 
-  async function idToken(
+  /** The ID token's claims and key, and a function that starts its signature (on the thread pool for RS256). */
+  async function idTokenSigner(
     { ctx, provider, jwt }: NonNullable<typeof ready>,
     grant: { client: RefreshClientRow; user: RefreshUserRow; sessionId: string | null; referenceId: string | null; authTime: Date | null; resources: unknown },
     scopes: string[],
     accessToken: string,
     iat: number,
-  ): Promise<string> {
+  ): Promise<() => Promise<string>> {
     const shim = { context: ctx } as unknown as Parameters<typeof signJWT>[0];
     const key = await resolveSigningKey(shim, jwt as Parameters<typeof resolveSigningKey>[1]);
     if (!key) throw new Error("no signing key");
@@ -237,7 +242,7 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
       for (const [name, value] of Object.entries(claims ?? {})) if (!(name in extra)) extra[name] = value;
     }
     for (const [name, value] of Object.entries(extra)) if (value !== undefined && !(name in payload)) payload[name] = value;
-    return signedRs256(payload, key) ?? signJWT(shim, { options: jwt as Parameters<typeof signJWT>[1]["options"], payload, resolvedKey: key });
+    return () => signedRs256(payload, key) ?? signJWT(shim, { options: jwt as Parameters<typeof signJWT>[1]["options"], payload, resolvedKey: key });
   }
 
   return async function answer(headers: RefreshHeaders, body: string): Promise<RefreshAnswer | null> {
@@ -264,11 +269,7 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     const requestedUserInfoClaims = Array.isArray(claims) && claims.every((c) => typeof c === "string") ? claims : [];
     if (claims != null && !Array.isArray(claims)) return null;
 
-    const { ctx, provider } = setup;
-    // Time-ordered where better-auth makes its own random ids (lib/db/ids.ts); a deployment's
-    // own generator otherwise.
-    const advanced = ctx.options.advanced as { generateId?: unknown; database?: { generateId?: unknown } } | undefined;
-    const ownIds = advanced?.generateId === undefined && advanced?.database?.generateId === undefined;
+    const { ctx, provider, ownIds } = setup;
     const refreshId = ownIds ? timeOrderedId() : ctx.generateId({ model: "oauthRefreshToken" });
     const accessId = ownIds ? timeOrderedId() : ctx.generateId({ model: "oauthAccessToken" });
     if (typeof refreshId !== "string" || typeof accessId !== "string") return null;
@@ -276,9 +277,15 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     const exp = iat + (provider.accessTokenExpiresIn ?? 3600);
     const accessToken = generateRandomString(32, "A-Z", "a-z");
     const refreshToken = generateRandomString(32, "A-Z", "a-z");
-    const id_token = scopes.includes("openid")
-      ? await idToken(setup, { client, user, sessionId: row.sessionId, referenceId: row.referenceId, authTime: row.authTime, resources: row.resources }, scopes, accessToken, iat)
+    const signer = scopes.includes("openid")
+      ? await idTokenSigner(setup, { client, user, sessionId: row.sessionId, referenceId: row.referenceId, authTime: row.authTime, resources: row.resources }, scopes, accessToken, iat)
       : undefined;
+    // The signature (RSA, on the thread pool) is made while the rotation is written: the two
+    // waits overlap instead of adding up. Everything that reads or can fail for want of data
+    // (claims, key) is done above, before anything is written; what is left can fail only
+    // with the key itself, after the rotation, and is then answered 503 below.
+    const signing = signer?.();
+    signing?.catch(() => {});
 
     let rotated: boolean;
     try {
@@ -304,6 +311,16 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     }
     // Used by another request meanwhile: oauth-provider answers (reuse: the family is revoked).
     if (!rotated) return null;
+    let id_token: string | undefined;
+    try {
+      id_token = await signing;
+    } catch (err) {
+      // Rotated but unsigned: the pair cannot be handed out. The client's retry with the old
+      // token is reuse and ends the grant (fail closed); a key that cannot sign fails every
+      // ID token, generic path included.
+      failed(new Error(`ID token not signed after the rotation: ${err instanceof Error ? err.message : String(err)}`));
+      return { status: 503, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER) }, body: "" };
+    }
     issued(client.clientId);
     return {
       status: 200,
