@@ -217,11 +217,11 @@ export function refreshGrantStore(database: DatabaseHandle) {
       const { issuedAt } = rotation;
       const scopes = JSON.stringify(rotation.scopes);
       const claims = rotation.requestedUserInfoClaims.length ? JSON.stringify(rotation.requestedUserInfoClaims) : null;
-      if (database.type === "postgres") {
+      if (rotatePostgres) {
         // One statement, atomic by itself, gathered with the other rotations of this turn of
         // the event loop: one round trip and one commit for all (./refresh-postgres.ts).
         const { refresh, access } = rotation;
-        return rotatePostgres!([issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt]);
+        return rotatePostgres([issuedAt, rotation.previousId, refresh.id, refresh.tokenHash, rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, rotation.authTime, refresh.expiresAt, access.id, access.tokenHash, access.expiresAt]);
       }
       const shared = [rotation.clientId, rotation.sessionId, rotation.userId, rotation.referenceId, rotation.authorizationCodeId, claims, scopes, issuedAt];
       // SQLite: the three statements in one transaction with the other rotations of this turn
