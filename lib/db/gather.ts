@@ -1,4 +1,4 @@
-import { preparedRowReader, type Awaitable, type DatabaseHandle } from "./connection.js";
+import { preparedRowReader, preparedRowsReader, type Awaitable, type DatabaseHandle } from "./connection.js";
 
 /**
  * Work gathered per turn of the event loop (PostgreSQL's counterpart of SQLite's group commit,
@@ -64,11 +64,24 @@ export function gathered<I, O>({ one, all, max = 64 }: GatherSteps<I, O>): (item
  * batch gets on tables without statistics (tests/ops/token-plans.test.ts).
  */
 export function batchedReadSql(sql: string, types: readonly string[]): string {
+  return batchedSql(sql, types, "limit 1");
+}
+
+/**
+ * batchedReadSql for a read that finds any number of rows per parameter list: every row each
+ * list finds, with its `__ord`. `offset 0` is the fence that keeps the subquery from being
+ * flattened into a join of the batch (PostgreSQL does not pull up a subquery with an OFFSET).
+ */
+export function batchedRowsSql(sql: string, types: readonly string[]): string {
+  return batchedSql(sql, types, "offset 0");
+}
+
+function batchedSql(sql: string, types: readonly string[], fence: string): string {
   if (!/^select /.test(sql)) throw new Error("batchedReadSql: not a select statement");
   const columns = types.map((_, i) => `"__p${i + 1}"`).join(", ");
   const arrays = types.map((type, i) => `$${i + 1}::${type}[]`).join(", ");
   const each = sql.replace(/\$(\d+)\b/g, (_, n: string) => `"__batch"."__p${n}"`);
-  return `select "__batch"."__ord" as "__ord", "__row".* from unnest(${arrays}) with ordinality as "__batch"(${columns}, "__ord") cross join lateral (${each} limit 1) as "__row"`;
+  return `select "__batch"."__ord" as "__ord", "__row".* from unnest(${arrays}) with ordinality as "__batch"(${columns}, "__ord") cross join lateral (${each} ${fence}) as "__row"`;
 }
 
 /** The rows of a batched read (batchedReadSql) in the order of its parameter lists; undefined where a list found none. */
@@ -77,6 +90,16 @@ export function rowsByOrdinal(rows: readonly Record<string, unknown>[], count: n
   for (const row of rows) {
     const at = Number(row.__ord) - 1;
     if (at >= 0 && at < count && answers[at] === undefined) answers[at] = row;
+  }
+  return answers;
+}
+
+/** The rows of a batched read of many rows per list (batchedRowsSql), grouped by list in the lists' order. */
+export function rowsGroupedByOrdinal(rows: readonly Record<string, unknown>[], count: number): Record<string, unknown>[][] {
+  const answers: Record<string, unknown>[][] = Array.from({ length: count }, () => []);
+  for (const row of rows) {
+    const at = Number(row.__ord) - 1;
+    if (at >= 0 && at < count) answers[at]!.push(row);
   }
   return answers;
 }
@@ -100,5 +123,16 @@ export function gatheredRowReader(database: Pick<DatabaseHandle, "db" | "readRow
   return gathered<readonly unknown[], Record<string, unknown> | undefined>({
     one: async (parameters) => (await queryPrepared(name, sql, parameters)).rows[0],
     all: async (lists) => rowsByOrdinal((await queryPrepared(`${name}_batch`, batchSql, columnsOf(lists, types.length))).rows, lists.length),
+  });
+}
+
+/** preparedRowsReader, gathered on PostgreSQL as gatheredRowReader is (batchedRowsSql); SQLite still reads at once. */
+export function gatheredRowsReader(database: Pick<DatabaseHandle, "db" | "readRowsNow" | "queryPrepared">, name: string, sql: string, types: readonly string[]): (parameters: readonly unknown[]) => Awaitable<Record<string, unknown>[]> {
+  const { queryPrepared } = database;
+  if (database.readRowsNow || !queryPrepared) return preparedRowsReader(database, name, sql);
+  const batchSql = batchedRowsSql(sql, types);
+  return gathered<readonly unknown[], Record<string, unknown>[]>({
+    one: async (parameters) => (await queryPrepared(name, sql, parameters)).rows,
+    all: async (lists) => rowsGroupedByOrdinal((await queryPrepared(`${name}_batch`, batchSql, columnsOf(lists, types.length))).rows, lists.length),
   });
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
-import { preparedRowsReader, type DatabaseHandle } from "../../lib/db/connection.js";
+import type { DatabaseHandle } from "../../lib/db/connection.js";
+import { gatheredRowsReader } from "../../lib/db/gather.js";
 import { rowReader } from "../../lib/db/sqlite-values.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
 import type { Database } from "../../lib/db/tables.js";
@@ -102,12 +103,18 @@ export async function findSelectedIdentity(db: Kysely<Database>, userId: string,
  * with none).
  */
 export function selectedIdentityReader(database: Pick<DatabaseHandle, "db" | "readRowsNow" | "queryPrepared">) {
-  const text = inForce(identities(database.db).where("userId", "=", "")).compile().sql;
-  const read = preparedRowsReader(database, "idp_identities_in_force", text);
+  const text = identitiesInForceSql(database.db);
+  // Gathered on PostgreSQL: the claims of the grants answered in one turn are one statement.
+  const read = gatheredRowsReader(database, "idp_identities_in_force", text, ["text"]);
   return async (userId: string, referenceId?: string | null): Promise<BapIdentity | null> => {
     const rows = (await read([userId])).map((row) => toIdentity(row as Selectable<Database["bapIdentity"]>));
     return (referenceId ? rows.find((row) => row.bapId === referenceId) : undefined) ?? primaryOf(rows);
   };
+}
+
+/** The statement selectedIdentityReader runs: a user's identities in force (`$1`: the user's id). */
+export function identitiesInForceSql(db: Kysely<Database>): string {
+  return inForce(identities(db).where("userId", "=", "")).compile().sql;
 }
 
 /** {@link primaryFirst}'s first row: the primary identity, else the first registered. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type DatabaseHandle } from "../../lib/db/connection.js";
-import { batchedReadSql, gathered, gatheredRowReader } from "../../lib/db/gather.js";
+import { batchedReadSql, gathered, gatheredRowReader, gatheredRowsReader } from "../../lib/db/gather.js";
 import { postgresRotator } from "../../plugins/oauth-store/refresh-postgres.js";
 
 /**
@@ -165,5 +165,15 @@ describe.runIf(url)("on PostgreSQL", () => {
       read(["no such hash", clientId]),
     ]);
     expect(rows.map((row) => row?.id ?? null)).toEqual([`q2-${run}`, `q1-${run}`, null, null]);
+  });
+
+  it("answers each of several many-row reads in one turn all of its own rows, and none for a list that finds nothing", async () => {
+    for (const id of ["m1", "m2", "n1"]) await token(`${id}-${run}`);
+    const read = gatheredRowsReader(database, `test_gather_rows_${run}`, `select "t"."id" from "oauthRefreshToken" as "t" where "t"."token" like $1 and "t"."clientId" = $2`, ["text", "text"]);
+    const ids = (rows: Record<string, unknown>[]) => rows.map((row) => String(row.id)).sort();
+    const answers = await Promise.all([read([`hash-n_-${run}`, clientId]), read([`hash-m_-${run}`, clientId]), read([`hash-m_-${run}`, `other-${run}`]), read([`hash-x_-${run}`, clientId])]);
+    expect(answers.map(ids)).toEqual([[`n1-${run}`], [`m1-${run}`, `m2-${run}`], [], []]);
+    // Alone, the same answer.
+    expect(ids(await read([`hash-m_-${run}`, clientId]))).toEqual([`m1-${run}`, `m2-${run}`]);
   });
 });

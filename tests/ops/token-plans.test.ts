@@ -8,7 +8,8 @@ import { createDb, type DatabaseHandle } from "../../lib/db/connection.js";
 import { applyMigrations } from "../../lib/migrate.js";
 import { clientAndTokenSql } from "../../plugins/oauth-store/introspection.js";
 import { refreshGrantSql } from "../../plugins/oauth-store/refresh.js";
-import { batchedReadSql } from "../../lib/db/gather.js";
+import { batchedReadSql, batchedRowsSql } from "../../lib/db/gather.js";
+import { identitiesInForceSql } from "../../plugins/bap-identity/store.js";
 import { rotateManySql, ROTATE_TYPES } from "../../plugins/oauth-store/refresh-postgres.js";
 
 /**
@@ -59,7 +60,7 @@ describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without 
     client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`create schema "${schema}"`);
-    for (const table of ["user", "session", "oauthClient", "oauthRefreshToken", "oauthAccessToken"]) {
+    for (const table of ["user", "session", "oauthClient", "oauthRefreshToken", "oauthAccessToken", "bapIdentity"]) {
       await client.query(`create table "${schema}"."${table}" (like public."${table}" including all)`);
     }
     await client.query(`set search_path to "${schema}"`);
@@ -109,4 +110,11 @@ describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without 
       expect(plan).not.toMatch(new RegExp(`${table}_clientId_idx`));
     });
   }
+
+  it("the ID token's profile claims gathered for several grants read each user's identities by the user's index, none flattened into a scan", async () => {
+    const plan = await explained(batchedRowsSql(identitiesInForceSql(database.db), ["text"]), "array['u1', 'u2']");
+    expect(plan, plan).toMatch(/Index Scan using "?bapIdentity_userId_idx"? on "?bapIdentity"?/);
+    expect(plan).toMatch(/Index Cond: \("?userId"? = "?__batch"?\."?__p1"?\)/);
+    expect(plan, plan).not.toMatch(/Seq Scan on "?bapIdentity"?|Hash Join|Merge Join/);
+  });
 });
