@@ -69,7 +69,7 @@ export interface AppDeps {
   /** Certificates (server.ts): the revocation broadcaster, and the catalog's type IDs of what we attest. */
   certificates: { chain: RevocationChain; typeIds: CertificateTypeIds };
   /** The JWKS document (routes/discovery/jwks.ts), shared with the fast lane so one cache builds it. @default jwksDocument(auth, shared.jwks) */
-  jwks?: () => Promise<string>;
+  jwks?: () => string | Promise<string>;
   /** Reorders the table of route families before it is mounted (tests prove the order does not matter). */
   order?: (families: RouteFamily[]) => RouteFamily[];
 }

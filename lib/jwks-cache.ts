@@ -25,7 +25,8 @@ export interface JwksCache {
   /** Bumped whenever the key set changed (here, or elsewhere as Redis says): documents built from the old set are stale. */
   generation(): number;
   /** Asks Redis, when due, whether another process changed the keys; if so the rows are dropped and `generation` bumped. */
-  sync(): Promise<void>;
+  /** Asks Redis for the key-set version when due: a promise then, else nothing to wait for. */
+  sync(): Promise<void> | undefined;
   /** Drops the rows, so the next read goes to the database. */
   refresh(): void;
   readonly ttlMs: number;
@@ -73,10 +74,10 @@ export function jwksCache({ ttlMs = JWKS_CACHE_TTL_MS, redis, checkMs = JWKS_VER
     refresh: () => {
       rows = undefined;
     },
-    async sync() {
-      if (!redis) return;
+    sync() {
+      if (!redis) return undefined;
       if (checking) return checking;
-      if (Date.now() < nextCheck) return;
+      if (Date.now() < nextCheck) return undefined;
       nextCheck = Date.now() + checkMs;
       checking = check().finally(() => {
         checking = undefined;

@@ -18,7 +18,7 @@ export interface ResourceTokenVerifier {
   verify(token: string): Promise<ResourceTokenClaims | null>;
 }
 
-export function resourceTokenVerifier(opts: { issuer: string; audience: string; jwks: () => Promise<string> }): ResourceTokenVerifier {
+export function resourceTokenVerifier(opts: { issuer: string; audience: string; jwks: () => string | Promise<string> }): ResourceTokenVerifier {
   let keys: { text: string; set: ReturnType<typeof createLocalJWKSet> } | undefined;
   const keySet = async () => {
     const text = await opts.jwks();

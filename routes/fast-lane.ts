@@ -30,7 +30,7 @@ export interface FastLaneDeps {
   config: Config;
   database: DatabaseHandle;
   /** The JWKS document the app serves too (routes/jwks.ts jwksDocument). */
-  jwks: () => Promise<string>;
+  jwks: () => string | Promise<string>;
   metrics: Metrics;
   logger: Logger;
   /** Per-client analytics (plugins/analytics): the fast refresh counts its tokens there too. */
@@ -54,9 +54,10 @@ export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, log
   })];
 }
 
-/** A document the app answers the same to everyone (routes/well-known.ts): its first 200, kept. */
+/** A document the app answers the same to everyone (routes/well-known.ts): its first 200, kept (at once once it is). */
 function document(app: Hono<any>, path: string): LaneRoute {
   let kept: Promise<LaneAnswer | null> | undefined;
+  let answered: LaneAnswer | undefined;
   const take = async (): Promise<LaneAnswer | null> => {
     const res = await app.request(path);
     if (res.status !== 200) return null;
@@ -65,28 +66,34 @@ function document(app: Hono<any>, path: string): LaneRoute {
       const value = res.headers.get(name);
       if (value !== null) headers[name] = value;
     }
-    return { status: 200, headers, body: await res.text() };
+    return (answered = { status: 200, headers, body: await res.text() });
   };
   return {
     method: "GET",
     path,
     label: path,
-    async answer() {
-      const answer = await (kept ??= take());
-      if (!answer) kept = undefined;
-      return answer;
+    answer() {
+      if (answered) return answered;
+      return (kept ??= take()).then((answer) => {
+        if (!answer) kept = undefined;
+        return answer;
+      });
     },
   };
 }
 
-/** GET /api/auth/jwks from the document routes/jwks.ts serves (rebuilt when the key set changes). */
-function jwksRoute(body: () => Promise<string>): LaneRoute {
+const JSON_TYPE = { "content-type": "application/json" };
+
+/** GET /api/auth/jwks from the document routes/jwks.ts serves (rebuilt when the key set changes); at once while it is current. */
+function jwksRoute(body: () => string | Promise<string>): LaneRoute {
+  const answerOf = (text: string): LaneAnswer => ({ status: 200, headers: JSON_TYPE, body: text });
   return {
     method: "GET",
     path: `${BASE_PATH}/jwks`,
     label: `${BASE_PATH}/jwks`,
-    async answer() {
-      return { status: 200, headers: { "content-type": "application/json" }, body: await body() };
+    answer() {
+      const text = body();
+      return typeof text === "string" ? answerOf(text) : text.then(answerOf);
     },
   };
 }

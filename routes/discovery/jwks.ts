@@ -15,26 +15,37 @@ import type { RouteDeps, RouteEnv } from "../middleware.js";
  */
 export interface JwksDeps extends RouteDeps {
   /** The document's JSON text, from `jwksDocument(auth, cache)`. */
-  document: () => Promise<string>;
+  document: () => string | Promise<string>;
 }
 
-/** The JWKS document of `auth`, kept as described above with the shared key cache. */
-export function jwksDocument(auth: Auth, cache: JwksCache): () => Promise<string> {
-  let current: { body: Promise<string>; until: number; generation: number } | undefined;
+/**
+ * The JWKS document of `auth`, kept as described above with the shared key cache: its text at
+ * once while it is current (no promise: the fast lane answers it synchronously), else a promise.
+ */
+export function jwksDocument(auth: Auth, cache: JwksCache): () => string | Promise<string> {
+  let current: { body: Promise<string>; text?: string; until: number; generation: number } | undefined;
 
-  return async () => {
-    await cache.sync();
+  function kept(): string | Promise<string> {
     const generation = cache.generation();
     if (!current || Date.now() >= current.until || current.generation !== generation) {
       cache.refresh();
-      const body = auth.api.getJwks().then((jwks) => JSON.stringify(jwks));
-      const entry = { body, until: Date.now() + cache.ttlMs, generation };
+      const entry: NonNullable<typeof current> = { body: auth.api.getJwks().then((jwks) => JSON.stringify(jwks)), until: Date.now() + cache.ttlMs, generation };
       current = entry;
-      body.catch(() => {
-        if (current === entry) current = undefined;
-      });
+      entry.body.then(
+        (text) => {
+          entry.text = text;
+        },
+        () => {
+          if (current === entry) current = undefined;
+        },
+      );
     }
-    return current.body;
+    return current.text ?? current.body;
+  }
+
+  return () => {
+    const syncing = cache.sync();
+    return syncing ? syncing.then(kept) : kept();
   };
 }
 
