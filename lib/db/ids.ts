@@ -1,9 +1,10 @@
-import { generateId } from "@better-auth/core/utils/id";
+import { ID_ALPHABET, randomString } from "../random.js";
 
 /**
  * A token row's id that follows time, for the rows the refresh lane writes
  * (plugins/fast-lane/refresh.ts): the milliseconds in nine base-36 digits, then 23 of
- * better-auth's random characters (137 bits), 32 in all like better-auth's own ids. A refresh
+ * better-auth's id characters, drawn as it draws them (137 bits; lib/random.ts), 32 in all
+ * like better-auth's own ids. A refresh
  * writes two token rows; with random ids each lands on a random leaf of its table's id index
  * (and the access token's `refreshId` index) and writes that page out, where time-ordered ids
  * all land on the last one, which the rotations committed together share. Nothing reads meaning
@@ -14,5 +15,5 @@ import { generateId } from "@better-auth/core/utils/id";
  * longer trusts invitation ids to be unguessable).
  */
 export function timeOrderedId(): string {
-  return Date.now().toString(36).padStart(9, "0") + generateId(23);
+  return Date.now().toString(36).padStart(9, "0") + randomString(23, ID_ALPHABET);
 }

@@ -1,6 +1,5 @@
 import { createHash, KeyObject, sign } from "node:crypto";
 import type { AuthContext } from "better-auth";
-import { generateRandomString } from "better-auth/crypto";
 import { resolveSigningKey, signJWT } from "better-auth/plugins";
 import type { RefreshClientRow, RefreshGrant, RefreshGrantStore, RefreshUserRow } from "../oauth-store/refresh.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
@@ -13,6 +12,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { refreshGrantStore } from "../oauth-store/refresh.js";
 import { timeOrderedId } from "../../lib/db/ids.js";
+import { randomString, TOKEN_ALPHABET } from "../../lib/random.js";
 import { clientUseRecorder } from "../registration-management/store.js";
 import type { AnalyticsCounter } from "../analytics/counter.js";
 
@@ -275,8 +275,9 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     if (typeof refreshId !== "string" || typeof accessId !== "string") return null;
     const iat = Math.floor(now / 1000);
     const exp = iat + (provider.accessTokenExpiresIn ?? 3600);
-    const accessToken = generateRandomString(32, "A-Z", "a-z");
-    const refreshToken = generateRandomString(32, "A-Z", "a-z");
+    // The characters oauth-provider's own tokens have (generateRandomString(32, "A-Z", "a-z")).
+    const accessToken = randomString(32, TOKEN_ALPHABET);
+    const refreshToken = randomString(32, TOKEN_ALPHABET);
     const signer = scopes.includes("openid")
       ? await idTokenSigner(setup, { client, user, sessionId: row.sessionId, referenceId: row.referenceId, authTime: row.authTime, resources: row.resources }, scopes, accessToken, iat)
       : undefined;
