@@ -24,8 +24,10 @@ export interface JwksCache {
   };
   /** Bumped whenever the key set changed (here, or elsewhere as Redis says): documents built from the old set are stale. */
   generation(): number;
-  /** Asks Redis, when due, whether another process changed the keys; if so the rows are dropped and `generation` bumped. */
-  /** Asks Redis for the key-set version when due: a promise then, else nothing to wait for. */
+  /**
+   * Asks Redis, when due, whether another process changed the keys; if so the rows are dropped
+   * and `generation` bumped. A promise while a check runs, else nothing to wait for.
+   */
   sync(): Promise<void> | undefined;
   /** Drops the rows, so the next read goes to the database. */
   refresh(): void;
