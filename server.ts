@@ -138,7 +138,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     ? null
     : createFastLane({
         // A route on its way out keeps its Deprecation and Sunset headers: the app answers it.
-        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger, analytics: shared.analytics }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
+        routes: fastLaneRoutes({ auth, app, config, database, jwks, metrics: shared.metrics, logger, analytics: shared.analytics, redis }).filter((r) => !deprecationOf(options.deprecations ?? DEPRECATED_ROUTES, r.method, r.path)),
         metrics: shared.metrics,
         limiters: shared.limits,
         https: config.authUrl.startsWith("https://"),

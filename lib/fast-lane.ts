@@ -46,6 +46,13 @@ export interface LaneRoute {
   label: string;
   /** A credential limit of lib/limits.ts and its key for this request, when the route has one. */
   credential?: (req: LaneRequest) => { limit: "client" | "session" | "token"; key: string } | null;
+  /**
+   * Starts the answer's reads before the limiter's step, for a route with a credential limit:
+   * a read from Redis then goes out in the same write as the limiter's script (ioredis
+   * auto-pipelining) instead of a round trip after it. Reads only: when the limit refuses,
+   * what was read is dropped, and the answer is still given only after the step allowed it.
+   */
+  early?: (req: LaneRequest) => void;
   /** The answer, or null to leave the request to the app; at once when it needs no wait. */
   answer(req: LaneRequest): LaneAnswer | null | Promise<LaneAnswer | null>;
 }
@@ -134,6 +141,7 @@ export function createFastLane({ routes, metrics, limiters, https }: FastLaneOpt
       if (limiters && route.credential) {
         if (!credential) return app(req, res);
         const address = String(req.headers[CLIENT_IP_HEADER] ?? "unknown");
+        route.early?.(input);
         // In memory the step answers at once; with Redis, one round trip.
         const step = take(limiters, ["authFailures", address], [credential.limit, credential.key]);
         const taken = step instanceof Promise ? await step : step;

@@ -72,6 +72,9 @@ export function firstConnection(redis: Redis, ms = 2000): Promise<void> {
 
 const PREFIX = "idp:";
 
+/** The Redis key of `key` in better-auth's secondary storage (redisSecondaryStorage below). */
+export const secondaryStorageKey = (key: string): string => PREFIX + key;
+
 /** A Redis command whose failure fails the request (503): the caller cannot do without its answer. */
 async function required<T>(command: () => Promise<T>): Promise<T> {
   try {

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { Redis } from "ioredis";
 import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
 import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
@@ -35,10 +36,12 @@ export interface FastLaneDeps {
   logger: Logger;
   /** Per-client analytics (plugins/analytics): the fast refresh counts its tokens there too. */
   analytics?: AnalyticsCounter;
+  /** The Redis of better-auth's secondary storage, when the deployment has one: get-session reads its copies there. */
+  redis?: Redis;
 }
 
-export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger, analytics }: FastLaneDeps): LaneRoute[] {
-  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database }), introspectionLaneRoute({
+export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger, analytics, redis }: FastLaneDeps): LaneRoute[] {
+  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database, redis }), introspectionLaneRoute({
     store: oauthTokenStore(database),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,

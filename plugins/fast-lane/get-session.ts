@@ -1,4 +1,5 @@
 import type { AuthContext } from "better-auth";
+import type { Redis } from "ioredis";
 import { parseSessionOutput, parseUserOutput } from "better-auth/db";
 import { sessionLimitKey } from "../../lib/auth-limits.js";
 import { verifiedCookieToken } from "../../lib/auth-request.js";
@@ -6,11 +7,13 @@ import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js"
 import { thenOrNow, type Awaitable } from "../../lib/db/connection.js";
 import { currentTierOf, withCurrentTier } from "../subscriptions/index.js";
 import { sessionJsonReader, type SessionJson } from "../core-store/sessions.js";
+import { storedSessionReads, type StoredRead, type StoredSession } from "./stored-sessions.js";
 
 /**
  * GET /get-session with a session cookie, in the fast lane (lib/fast-lane.ts): the session is
- * read as better-auth's own internal adapter reads it (Redis when the deployment has it, through
- * `findSession`, shaped with its own `parseSessionOutput` / `parseUserOutput`; else the database,
+ * read as better-auth's own internal adapter reads it (Redis when the deployment has it: its copy
+ * and the user's revocation mark as `findSession` reads them, in one command beside the
+ * limiter's script, ./stored-sessions.ts, tested byte for byte against the app; else the database,
  * in one statement, written out straight from the row with the same bytes: plugins/core-store
  * sessionJsonReader, tested field for field against findSession and byte for byte against the
  * app), then the subscriptions plugin's current tier, as its after-hook does; what better-auth's
@@ -39,6 +42,19 @@ export interface FastSessionOptions {
    * sessionJsonReader) instead of through findSession's adapter pipeline.
    */
   database?: Parameters<typeof sessionJsonReader>[0];
+  /**
+   * The Redis of better-auth's secondary storage (lib/redis.ts redisSecondaryStorage): with it,
+   * the session's copy there is read directly (./stored-sessions.ts) instead of through findSession.
+   */
+  redis?: Redis;
+}
+
+/** `row` without the fields in `hidden` (better-auth's output filter, its hidden fields found once by leftOut). */
+function shown(row: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
+  if (hidden.size === 0) return row;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(row)) if (!hidden.has(key)) out[key] = row[key];
+  return out;
 }
 
 /** The fields better-auth's output shaping (`shape`: parseSessionOutput, parseUserOutput) leaves out, asked of it once. */
@@ -65,7 +81,7 @@ function cookiesOf(header: string): Map<string, string[]> {
   return out;
 }
 
-export function getSessionLaneRoute({ context, path, database }: FastSessionOptions): LaneRoute {
+export function getSessionLaneRoute({ context, path, database, redis }: FastSessionOptions): LaneRoute {
   /** The verified token of each request, found once for the limit and the answer. */
   const tokens = new WeakMap<LaneRequest, string | null>();
   let ctx: FastSessionContext | undefined;
@@ -73,12 +89,17 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
   let findSession: (token: string) => Awaitable<Found> = () => null;
   /** The answer's JSON straight from the row, when sessions live in the database. */
   let readJson: ((token: string) => Awaitable<SessionJson | null>) | null = null;
+  /** The reads of better-auth's copies in Redis, when sessions have them, and the fields its output leaves out. */
+  let stored: { reads: ReturnType<typeof storedSessionReads>; hidden: { session: Set<string>; user: Set<string> } } | null = null;
+  /** Each request's read of its copy in Redis, started beside the limiter's step (`early`). */
+  const started = new WeakMap<LaneRequest, Promise<StoredRead>>();
   void context.then((c) => {
     ctx = c;
     findSession = (token) => c.internalAdapter.findSession(token);
-    if (database && !c.options.secondaryStorage && c.tables.session && c.tables.user) {
-      readJson = sessionJsonReader(database, { session: c.tables.session, user: c.tables.user }, { session: leftOut(c.tables.session.fields, (o) => parseSessionOutput(c.options, o as never)), user: leftOut(c.tables.user.fields, (o) => parseUserOutput(c.options, o as never)) });
-    }
+    if (!c.tables.session || !c.tables.user) return;
+    const hidden = { session: leftOut(c.tables.session.fields, (o) => parseSessionOutput(c.options, o as never)), user: leftOut(c.tables.user.fields, (o) => parseUserOutput(c.options, o as never)) };
+    if (database && !c.options.secondaryStorage) readJson = sessionJsonReader(database, { session: c.tables.session, user: c.tables.user }, hidden);
+    if (redis && c.options.secondaryStorage) stored = { reads: storedSessionReads(redis), hidden };
   });
 
   /** Whether the session is current and not due for its sliding refresh. */
@@ -90,6 +111,14 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
   function answerOf(found: Found, context: FastSessionContext): LaneAnswer | null {
     if (!found || !quiet(found.session.expiresAt.valueOf(), context)) return null;
     const returned = { session: parseSessionOutput(context.options, found.session), user: parseUserOutput(context.options, found.user) };
+    return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
+  }
+
+  /** answerOf's bytes, from better-auth's copy in Redis (the output filter and the current tier applied as answerOf applies them). */
+  function storedAnswerOf(found: StoredSession | null, hidden: NonNullable<typeof stored>["hidden"], context: FastSessionContext): LaneAnswer | null {
+    const expiresAt = found ? Date.parse(found.session.expiresAt ?? "") : NaN;
+    if (!found || !Number.isFinite(expiresAt) || !quiet(expiresAt, context)) return null;
+    const returned = { session: shown(found.session, hidden.session), user: shown(found.user, hidden.user) };
     return { status: 200, headers: NO_STORE, body: JSON.stringify(withCurrentTier(returned) ?? returned) };
   }
 
@@ -127,11 +156,23 @@ export function getSessionLaneRoute({ context, path, database }: FastSessionOpti
       const token = tokenOf(req);
       return token ? { limit: "session", key: sessionLimitKey(token) } : null;
     },
+    early(req) {
+      const token = tokenOf(req);
+      if (!token || !stored) return;
+      const read = stored.reads.start(token);
+      // Dropped when the limit refuses; a failure is the answer's, when there is one.
+      read.catch(() => {});
+      started.set(req, read);
+    },
     // At once when the session is read from SQLite.
     answer(req) {
       const token = tokenOf(req);
       const context = ctx;
       if (!token || !context) return null;
+      if (stored) {
+        const { reads, hidden } = stored;
+        return (started.get(req) ?? reads.start(token)).then((read) => reads.finish(token, read)).then((found) => storedAnswerOf(found, hidden, context));
+      }
       if (readJson) return thenOrNow(readJson(token), (found) => jsonAnswerOf(found, context));
       return thenOrNow(findSession(token), (found) => answerOf(found, context));
     },
