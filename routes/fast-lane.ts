@@ -3,7 +3,6 @@ import type { Redis } from "ioredis";
 import type { Auth } from "../auth.config.js";
 import type { Config } from "../lib/env.js";
 import { getSessionLaneRoute } from "../plugins/fast-lane/get-session.js";
-import type { DatabaseHandle } from "../lib/db/connection.js";
 import type { LaneAnswer, LaneRoute } from "../lib/fast-lane.js";
 import { introspectionLaneRoute } from "../plugins/fast-lane/introspect.js";
 import { fastRefreshOptions, refreshLaneRoute } from "../plugins/fast-lane/refresh.js";
@@ -17,6 +16,7 @@ import { userInfoLaneRoute } from "../plugins/fast-lane/userinfo.js";
 import { userInfoTokenStore } from "../plugins/oauth-store/userinfo.js";
 import { selectedIdentityReader } from "../plugins/bap-identity/store.js";
 import { AUTH_PATHS } from "../lib/auth-endpoints.js";
+import { thenOrNow, type DatabaseHandle } from "../lib/db/connection.js";
 
 /**
  * The routes of the fast lane (lib/fast-lane.ts): discovery and JWKS (public documents the
@@ -41,7 +41,7 @@ export interface FastLaneDeps {
 }
 
 export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, logger, analytics, redis }: FastLaneDeps): LaneRoute[] {
-  return [document(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database, redis }), introspectionLaneRoute({
+  return [documentLaneRoute(app, "/.well-known/openid-configuration"), jwksRoute(jwks), getSessionLaneRoute({ context: auth.$context, path: `${BASE_PATH}${AUTH_PATHS.getSession}`, database, redis }), introspectionLaneRoute({
     store: oauthTokenStore(database),
     issuer: config.authUrl,
     path: `${BASE_PATH}${AUTH_PATHS.introspect}`,
@@ -57,10 +57,14 @@ export function fastLaneRoutes({ auth, app, config, database, jwks, metrics, log
   })];
 }
 
-/** A document the app answers the same to everyone (routes/well-known.ts): its first 200, kept (at once once it is). */
-function document(app: Hono<any>, path: string): LaneRoute {
-  let kept: Promise<LaneAnswer | null> | undefined;
-  let answered: LaneAnswer | undefined;
+/**
+ * A document the app answers the same to everyone (routes/well-known.ts): its first 200, kept
+ * (at once once it is). Until then the app is asked again at the next request, after a refusal
+ * or a failure as well.
+ */
+export function documentLaneRoute(app: Hono<any>, path: string): LaneRoute {
+  /** The kept answer, or the app's answer on its way. */
+  let kept: LaneAnswer | Promise<LaneAnswer | null> | undefined;
   const take = async (): Promise<LaneAnswer | null> => {
     const res = await app.request(path);
     if (res.status !== 200) return null;
@@ -69,18 +73,22 @@ function document(app: Hono<any>, path: string): LaneRoute {
       const value = res.headers.get(name);
       if (value !== null) headers[name] = value;
     }
-    return (answered = { status: 200, headers, body: await res.text() });
+    return { status: 200, headers, body: await res.text() };
   };
   return {
     method: "GET",
     path,
     label: path,
     answer() {
-      if (answered) return answered;
-      return (kept ??= take()).then((answer) => {
-        if (!answer) kept = undefined;
-        return answer;
-      });
+      if (kept === undefined) {
+        const taking = take();
+        kept = taking;
+        taking.then(
+          (answer) => void (kept = answer ?? undefined),
+          () => void (kept = undefined),
+        );
+      }
+      return kept;
     },
   };
 }
@@ -95,8 +103,7 @@ function jwksRoute(body: () => string | Promise<string>): LaneRoute {
     path: `${BASE_PATH}/jwks`,
     label: `${BASE_PATH}/jwks`,
     answer() {
-      const text = body();
-      return typeof text === "string" ? answerOf(text) : text.then(answerOf);
+      return thenOrNow(body(), answerOf);
     },
   };
 }

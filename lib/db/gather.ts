@@ -77,7 +77,7 @@ export function batchedRowsSql(sql: string, types: readonly string[]): string {
 }
 
 function batchedSql(sql: string, types: readonly string[], fence: string): string {
-  if (!/^select /.test(sql)) throw new Error("batchedReadSql: not a select statement");
+  if (!/^select /.test(sql)) throw new Error("batchedSql: not a select statement");
   const columns = types.map((_, i) => `"__p${i + 1}"`).join(", ");
   const arrays = types.map((type, i) => `$${i + 1}::${type}[]`).join(", ");
   const each = sql.replace(/\$(\d+)\b/g, (_, n: string) => `"__batch"."__p${n}"`);
@@ -119,20 +119,30 @@ export function columnsOf(lists: readonly (readonly unknown[])[], width: number)
 export function gatheredRowReader(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">, name: string, sql: string, types: readonly string[]): (parameters: readonly unknown[]) => Awaitable<Record<string, unknown> | undefined> {
   const { queryPrepared } = database;
   if (database.readRowNow || !queryPrepared) return preparedRowReader(database, name, sql);
-  const batchSql = batchedReadSql(sql, types);
-  return gathered<readonly unknown[], Record<string, unknown> | undefined>({
-    one: async (parameters) => (await queryPrepared(name, sql, parameters)).rows[0],
-    all: async (lists) => rowsByOrdinal((await queryPrepared(`${name}_batch`, batchSql, columnsOf(lists, types.length))).rows, lists.length),
-  });
+  return gatheredPrepared(queryPrepared, name, sql, types, batchedReadSql(sql, types), (rows) => rows[0], rowsByOrdinal);
 }
 
 /** preparedRowsReader, gathered on PostgreSQL as gatheredRowReader is (batchedRowsSql); SQLite still reads at once. */
 export function gatheredRowsReader(database: Pick<DatabaseHandle, "db" | "readRowsNow" | "queryPrepared">, name: string, sql: string, types: readonly string[]): (parameters: readonly unknown[]) => Awaitable<Record<string, unknown>[]> {
   const { queryPrepared } = database;
   if (database.readRowsNow || !queryPrepared) return preparedRowsReader(database, name, sql);
-  const batchSql = batchedRowsSql(sql, types);
-  return gathered<readonly unknown[], Record<string, unknown>[]>({
-    one: async (parameters) => (await queryPrepared(name, sql, parameters)).rows,
-    all: async (lists) => rowsGroupedByOrdinal((await queryPrepared(`${name}_batch`, batchSql, columnsOf(lists, types.length))).rows, lists.length),
+  return gatheredPrepared(queryPrepared, name, sql, types, batchedRowsSql(sql, types), (rows) => rows, rowsGroupedByOrdinal);
+}
+
+type Rows = Record<string, unknown>[];
+
+/** The gathered read of `sql` alone (prepared as `name`, its answer `alone` of its rows) or batched (`batchSql`, each list's answer by `byList`). */
+function gatheredPrepared<O>(
+  queryPrepared: NonNullable<DatabaseHandle["queryPrepared"]>,
+  name: string,
+  sql: string,
+  types: readonly string[],
+  batchSql: string,
+  alone: (rows: Rows) => O,
+  byList: (rows: Rows, count: number) => O[],
+): (parameters: readonly unknown[]) => Promise<O> {
+  return gathered<readonly unknown[], O>({
+    one: async (parameters) => alone((await queryPrepared(name, sql, parameters)).rows),
+    all: async (lists) => byList((await queryPrepared(`${name}_batch`, batchSql, columnsOf(lists, types.length))).rows, lists.length),
   });
 }

@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Auth } from "../../auth.config.js";
 import type { JwksCache } from "../../lib/jwks-cache.js";
+import { thenOrNow } from "../../lib/db/connection.js";
 import type { RouteDeps, RouteEnv } from "../middleware.js";
 
 /**
@@ -43,10 +44,7 @@ export function jwksDocument(auth: Auth, cache: JwksCache): () => string | Promi
     return current.text ?? current.body;
   }
 
-  return () => {
-    const syncing = cache.sync();
-    return syncing ? syncing.then(kept) : kept();
-  };
+  return () => thenOrNow(cache.sync(), kept);
 }
 
 async function getJwks(c: Context<RouteEnv<JwksDeps>>) {

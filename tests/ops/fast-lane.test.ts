@@ -4,6 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
 import { getSessionLaneRoute, type FastSessionContext } from "../../plugins/fast-lane/get-session.js";
+import { documentLaneRoute } from "../../routes/fast-lane.js";
+import { Hono } from "hono";
 
 /**
  * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as
@@ -53,6 +55,25 @@ describe("fast lane", () => {
       expect(count(after, path) - count(before, path)).toBe(2);
     });
   }
+
+  it("a document is kept from the app's first 200; a failure or a refusal before it is asked again", async () => {
+    const answers = ["throw", "503", "200", "200"];
+    let asked = 0;
+    const app = new Hono().get("/doc", (c) => {
+      const next = answers[asked++];
+      if (next === "throw") throw new Error("not yet");
+      return next === "503" ? c.json({ error: "later" }, 503) : c.json({ asked }, 200, { "cache-control": "public, max-age=60" });
+    }).onError((_, c) => c.text("failed", 500));
+    const route = documentLaneRoute(app, "/doc");
+    // A handler that threw (answered 500) and a 503: neither is kept.
+    expect(await route.answer({ headers: {}, body: "" })).toBeNull();
+    expect(await route.answer({ headers: {}, body: "" })).toBeNull();
+    const first = await route.answer({ headers: {}, body: "" });
+    expect(first).toMatchObject({ status: 200, body: JSON.stringify({ asked: 3 }), headers: { "cache-control": "public, max-age=60" } });
+    // Kept: at once (no promise), and the app is not asked again.
+    expect(route.answer({ headers: {}, body: "" })).toBe(first);
+    expect(asked).toBe(3);
+  });
 
   it("a request with a query string, or another method, goes to the app", async () => {
     const res = await fetch(`${server.url}/api/auth/jwks?x=1`);
