@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow, type TransactSoon } from "./dialects.js";
+import { lanePool, postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow, type TransactSoon } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
 import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
@@ -49,9 +49,10 @@ export interface DatabaseHandle {
    */
   readonly transactSoon?: TransactSoon;
   /**
-   * PostgreSQL only: one statement as a named prepared statement of the pool's connection
-   * (`name` unique per text), so the server parses and plans it once per connection instead
-   * of on every run. For the fast lanes' one-statement reads and writes; not in a unit of work.
+   * PostgreSQL only: one statement as a named prepared statement (`name` unique per text) of
+   * the lanes' own pool (./dialects.ts lanePool), so the server parses and plans it once per
+   * connection, generically, instead of on every run. For the fast lanes' one-statement reads
+   * and writes, whose generic plans tests/ops/token-plans.test.ts checks; not in a unit of work.
    */
   readonly queryPrepared?: (name: string, sql: string, parameters: readonly unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number }>;
   close(): Promise<void>;
@@ -88,6 +89,7 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
   const units = new AsyncLocalStorage<Unit>();
   if (target.kind === "postgres") {
     const pool = postgresDialect(target.url, options.onPoolError ?? (() => {}));
+    const lanes = lanePool(target.url, options.onPoolError ?? (() => {}));
     const db = new Kysely<Database>({ dialect: withConnectionRules(pool.dialect, units) });
     return {
       db,
@@ -96,13 +98,19 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
       atomically: atomicallyOn(units),
       queryPrepared: async (name, sql, parameters) => {
         try {
-          const result = await pool.pool.query({ name, text: sql, values: [...parameters] });
+          const result = await lanes.query({ name, text: sql, values: [...parameters] });
           return { rows: result.rows, rowCount: result.rowCount ?? 0 };
         } catch (err) {
           throw asKnownError(err);
         }
       },
-      close: () => db.destroy(),
+      close: async () => {
+        try {
+          await db.destroy();
+        } finally {
+          await lanes.end();
+        }
+      },
     };
   }
   const sqlite = sqliteDialect(target.file, options);

@@ -41,6 +41,29 @@ export function postgresDialect(url: string, onPoolError: (err: Error) => void):
   return { dialect: new PostgresDialect({ pool }), pool };
 }
 
+/**
+ * The pool of the fast lanes' own statements (DatabaseHandle.queryPrepared: the token reads,
+ * the refresh grant's rotation, the profile read, most of them gathered for several requests
+ * over `unnest` of arrays). Its connections plan each statement once, generically
+ * (`plan_cache_mode = force_generic_plan`): PostgreSQL's own choice kept making a custom plan
+ * at every run, a batch's array lengths making it look cheaper, and planning was a sixth of
+ * the server's work in the PostgreSQL refresh bench. The generic plans of these statements are
+ * checked to use their indexes on tables without statistics (tests/ops/token-plans.test.ts);
+ * the app's statements keep PostgreSQL's choice, on their own pool. Errors are handled as the
+ * app's pool handles them.
+ */
+export function lanePool(url: string, onPoolError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  pool.on("error", onPoolError);
+  pool.on("connect", (client) => {
+    client.on("error", onPoolError);
+    // Queued ahead of the connection's first statement. A server that does not know the
+    // setting (before PostgreSQL 12) keeps its own choice.
+    client.query("set plan_cache_mode = force_generic_plan").catch(() => {});
+  });
+  return pool;
+}
+
 /** Most statement texts one connection keeps prepared (each holds a plan in its server process). */
 const MAX_PREPARED_PER_CONNECTION = 500;
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;

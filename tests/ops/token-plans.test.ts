@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CompiledQuery } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type DatabaseHandle } from "../../lib/db/connection.js";
@@ -50,6 +51,16 @@ describe.runIf(!url)("token reads on SQLite", () => {
       expect(plan.join("\n")).not.toMatch(new RegExp(`${table}_clientId`));
     });
   }
+});
+
+describe.runIf(url)("the lanes' statements on PostgreSQL", () => {
+  it("run on connections that plan them once, generically; the app's statements keep PostgreSQL's choice", async () => {
+    const setting = "select current_setting('plan_cache_mode') as mode";
+    const lanes = await Promise.all([1, 2, 3].map(() => database.queryPrepared!("idp_test_plan_mode", setting, [])));
+    for (const { rows } of lanes) expect(rows[0]!.mode).toBe("force_generic_plan");
+    const app = await database.db.executeQuery<{ mode: string }>(CompiledQuery.raw(setting, []));
+    expect(app.rows[0]!.mode).toBe("auto");
+  });
 });
 
 describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without statistics", () => {
