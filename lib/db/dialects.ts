@@ -53,14 +53,13 @@ export function postgresDialect(url: string, onPoolError: (err: Error) => void):
  * app's pool handles them.
  */
 export function lanePool(url: string, onPoolError: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  // The setting rides in the connection's start-up packet (`options`), so it holds before the
+  // first statement without a statement of its own (PostgreSQL 12 or later knows it). An
+  // operator's PGOPTIONS, which `options` would replace, is kept in front of it.
+  const options = [process.env.PGOPTIONS, "-c plan_cache_mode=force_generic_plan"].filter(Boolean).join(" ");
+  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, options });
   pool.on("error", onPoolError);
-  pool.on("connect", (client) => {
-    client.on("error", onPoolError);
-    // Queued ahead of the connection's first statement. A server that does not know the
-    // setting (before PostgreSQL 12) keeps its own choice.
-    client.query("set plan_cache_mode = force_generic_plan").catch(() => {});
-  });
+  pool.on("connect", (client) => client.on("error", onPoolError));
   return pool;
 }
 
