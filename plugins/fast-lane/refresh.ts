@@ -4,8 +4,8 @@ import { resolveSigningKey, signJWT } from "better-auth/plugins";
 import type { RefreshClientRow, RefreshGrant, RefreshGrantStore, RefreshUserRow } from "../oauth-store/refresh.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { EdgeHandler } from "../../lib/auth-request.js";
-import { clientLaneRoute, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
-import type { LaneRoute } from "../../lib/fast-lane.js";
+import { clientBudget, clientLaneRoute, NO_STORE, plainBasic, secretMatches, sha256 } from "./client-credentials.js";
+import type { LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { UNAVAILABLE_RETRY_AFTER } from "../../lib/errors.js";
 import type { Metrics } from "../../lib/metrics.js";
 import type { Logger } from "../../lib/logger.js";
@@ -368,11 +368,19 @@ const headerOf = (value: string | string[] | undefined): string | null => (Array
 /** The fast refresh in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
 export function refreshLaneRoute(options: FastRefreshOptions): LaneRoute {
   const answer = refreshAnswerer(options);
-  return clientLaneRoute(options.path, (req) => {
+  const route = clientLaneRoute(options.path, (req) => {
     const { authorization, dpop, cookie, origin } = req.headers;
     return answer({ authorization, dpop: headerOf(dpop), memberKeySignature: headerOf(req.headers["x-auth-token"]), cookie, origin }, req.body);
   });
+  // The token endpoint serves every grant: only a refresh grant the lane could answer is
+  // charged here, so that another grant (or a browser's request) goes to the app without a
+  // charge taken and given back, two Redis round trips for nothing.
+  const mayAnswer = (req: LaneRequest) => REFRESH_GRANT.test(req.body) && !req.headers.dpop && !req.headers["x-auth-token"] && !req.headers.cookie && !req.headers.origin;
+  return { ...route, credential: (req) => (mayAnswer(req) ? clientBudget(req) : null) };
 }
+
+/** A form that asks for the refresh grant (formOf makes the exact check). */
+const REFRESH_GRANT = /(?:^|&)grant_type=refresh_token(?:&|$)/;
 
 /** better-auth's handler with the common case answered in front of it (for requests that reach the app: an AUTH_URL with a path). */
 export function withFastRefresh(next: EdgeHandler, options: Omit<FastRefreshOptions, "path">): EdgeHandler {

@@ -5,7 +5,7 @@ import { useTestServer } from "../helpers/fixtures.js";
 import { authorize, pkce, registerClient, signUp, token } from "../helpers/oauth.js";
 import { postForm } from "../helpers/server.js";
 import { newIdentity, recordIdentity } from "../helpers/bap.js";
-import { refreshAnswerer } from "../../plugins/fast-lane/refresh.js";
+import { refreshAnswerer, refreshLaneRoute } from "../../plugins/fast-lane/refresh.js";
 import { refreshGrantStore } from "../../plugins/oauth-store/refresh.js";
 
 /**
@@ -241,5 +241,24 @@ describe("fast refresh grant", () => {
     const res = await refresh(disabled.auth, { refresh_token: disabled.tokens.refresh_token });
     expect(res.status).toBe(401);
     expect(res.json).toMatchObject({ error: "invalid_client" });
+  });
+});
+
+describe("the fast refresh in the fast lane", () => {
+  // Never ready (its context never settles): only the route's charge is asked here.
+  const route = refreshLaneRoute({ store: {} as never, context: new Promise(() => {}), issued() {}, failed() {}, path: "/api/auth/oauth2/token" });
+  const basic = `Basic ${Buffer.from("client-1:secret-1").toString("base64")}`;
+  const charge = (body: string, headers: Record<string, string> = {}) => route.credential!({ headers: { authorization: basic, ...headers }, body });
+
+  it("charges the client for a refresh grant it could answer", () => {
+    expect(charge("grant_type=refresh_token&refresh_token=abc")).toEqual({ limit: "client", key: "client:client-1" });
+    expect(charge("refresh_token=abc&grant_type=refresh_token&scope=openid")).toEqual({ limit: "client", key: "client:client-1" });
+  });
+
+  it("takes no charge for another grant or a request it leaves to the app, which counts it itself", () => {
+    expect(charge("grant_type=authorization_code&code=abc&redirect_uri=x&code_verifier=y")).toBeNull();
+    expect(charge("grant_type=client_credentials")).toBeNull();
+    expect(charge("grant_type=refresh_token_x&refresh_token=abc")).toBeNull();
+    for (const header of ["origin", "cookie", "dpop", "x-auth-token"]) expect(charge("grant_type=refresh_token&refresh_token=abc", { [header]: "x" })).toBeNull();
   });
 });
