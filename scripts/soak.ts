@@ -12,7 +12,10 @@
  * 20 a minute per address, and the soak sends from one). Each refresh token is used once: a pool holds
  * the live ones, every code flow adds a chain. A request counts as failed on a status other
  * than the route's success, a body that fails the route's check, a network error, or no
- * answer within 10 s.
+ * answer within 10 s. The driver acts as the parties it stands for: the relying party's
+ * back-channel calls (token, userinfo, introspection) carry no Origin, as a server's do; the
+ * key holders' Bitcoin-Auth tokens are signed on a worker thread (scripts/bench/signer.ts)
+ * before each request's clock starts, so that signing never delays the driver's other answers.
  *
  * Settings (environment):
  * - SOAK_SECONDS: how long traffic runs (default 60).
@@ -46,6 +49,7 @@ import { getAuthToken } from "bitcoin-auth";
 import { bapIdFromPubkey } from "bsv-bap";
 import pg from "pg";
 import { authorizationCodeFlow, call, setUp, spawnServer, type CallResult } from "./bench.js";
+import { workerSigner } from "./bench/signer.js";
 
 const SELF = fileURLToPath(import.meta.url);
 const KEY_SIGN_IN = "/api/auth/sign-in/sigma";
@@ -295,6 +299,8 @@ async function main() {
   const db = await database();
   const redisUrl = process.env.REDIS_URL || process.env.TEST_REDIS_URL || "";
   let child: ChildProcess | undefined;
+  // Tokens are signed off the driver's event loop, so that signing never delays other answers.
+  const signer = workerSigner();
   let result: SoakResult;
   let serverFacts: { rateLimit: boolean; redis: boolean };
   try {
@@ -359,12 +365,12 @@ async function main() {
 
     const operations: Record<Operation, () => Promise<void>> = {
       userinfo: async () => {
-        const res = await send(base, "/api/auth/oauth2/userinfo", { headers: { authorization: `Bearer ${someAccessToken().token}` } });
+        const res = await send(base, "/api/auth/oauth2/userinfo", { backChannel: true, headers: { authorization: `Bearer ${someAccessToken().token}` } });
         expectBody("userinfo", typeof res.json?.sub === "string");
       },
       introspect: async () => {
         const { token, basic } = someAccessToken();
-        const res = await send(base, "/api/auth/oauth2/introspect", { headers: { authorization: basic }, form: { token, token_type_hint: "access_token" } });
+        const res = await send(base, "/api/auth/oauth2/introspect", { backChannel: true, headers: { authorization: basic }, form: { token, token_type_hint: "access_token" } });
         expectBody("introspect", res.json?.active === true);
       },
       refresh: async () => {
@@ -373,7 +379,7 @@ async function main() {
         if (!chain) throw new Refused("refresh (not sent)", "every refresh chain in flight");
         let res: CallResult;
         try {
-          res = await send(base, "/api/auth/oauth2/token", { headers: { authorization: chain.basic }, form: { grant_type: "refresh_token", refresh_token: chain.token } });
+          res = await send(base, "/api/auth/oauth2/token", { backChannel: true, headers: { authorization: chain.basic }, form: { grant_type: "refresh_token", refresh_token: chain.token } });
         } catch (err) {
           // Refused before the grant ran (a 429, a 503): the token is still good.
           if (err instanceof Refused && /^(429|503)$/.test(err.why)) refreshPool.push(chain);
@@ -386,7 +392,8 @@ async function main() {
       "key-sign-in": async () => {
         const key = nextKey();
         const body = JSON.stringify({ bapId: key.bapId });
-        const res = await send(base, KEY_SIGN_IN, { body: JSON.parse(body), headers: { "x-auth-token": getAuthToken({ privateKeyWif: key.wif, requestPath: KEY_SIGN_IN, body }) } });
+        const token = await signer.sign(key.wif, KEY_SIGN_IN, body);
+        const res = await send(base, KEY_SIGN_IN, { body: JSON.parse(body), headers: { "x-auth-token": token } });
         expectBody("key-sign-in", typeof res.json?.token === "string");
       },
       "authorize+token": async () => {
@@ -406,7 +413,8 @@ async function main() {
       "backup-sync": async () => {
         const key = nextKey();
         const body = JSON.stringify({ bapId: key.bapId, encryptedBackup: randomBytes(96).toString("base64") });
-        const res = await send(base, SYNC, { body: JSON.parse(body), headers: { authorization: `Bitcoin-Auth ${getAuthToken({ privateKeyWif: key.wif, requestPath: SYNC, body })}` } });
+        const token = await signer.sign(key.wif, SYNC, body);
+        const res = await send(base, SYNC, { body: JSON.parse(body), headers: { authorization: `Bitcoin-Auth ${token}` } });
         expectBody("backup-sync", res.json?.success === true);
       },
     };
@@ -448,6 +456,7 @@ async function main() {
     if (last) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes: last });
     result = { seconds, rate, warmup, routes: recorder.figures(), rss };
   } finally {
+    await signer.close();
     if (child && child.exitCode === null) {
       child.kill("SIGTERM");
       await new Promise((ok) => child!.once("exit", ok));

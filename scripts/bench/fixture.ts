@@ -12,11 +12,16 @@ function cookiesOf(headers: Headers): string {
     .join("; ");
 }
 
-export type CallInit = { method?: string; body?: unknown; form?: Record<string, string>; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal };
+/**
+ * A request of the bench's clients. It carries an `Origin` as a browser's page would, unless
+ * `backChannel` is set: a relying party's server calling the token, userinfo or introspection
+ * endpoint (openid-client, say) sends none.
+ */
+export type CallInit = { method?: string; body?: unknown; form?: Record<string, string>; cookie?: string; headers?: Record<string, string>; signal?: AbortSignal; backChannel?: boolean };
 export type CallResult = Awaited<ReturnType<typeof call>>;
 
 export async function call(base: string, path: string, init: CallInit = {}) {
-  const headers: Record<string, string> = { origin: base, ...init.headers };
+  const headers: Record<string, string> = { ...(init.backChannel ? {} : { origin: base }), ...init.headers };
   if (init.cookie) headers.cookie = init.cookie;
   let body: string | undefined;
   if (init.form) {
@@ -92,6 +97,7 @@ export async function authorizationCodeFlow(base: string, cookie: string, { clie
   const code = new URL(location, base).searchParams.get("code");
   must(code, `authorization code in ${location}`);
   const tok = await send(base, "/api/auth/oauth2/token", {
+    backChannel: true,
     headers: { authorization: basic },
     form: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier },
   });
