@@ -24,21 +24,26 @@ export interface DbOptions {
 }
 
 export function postgresDialect(url: string, onPoolError: (err: Error) => void): { dialect: Dialect; pool: pg.Pool } {
-  // A connection attempt that gets no answer gives up after 5 s (a request fails with a 503,
-  // lib/errors.ts ServiceUnavailable) instead of waiting for ever; idle clients are let go after
-  // 30 s, so fewer of them are left to find dead after a database restart.
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
-  // A connection dropped by the server (restart, failover, admin) must not crash the process.
-  // Idle in the pool, its error reaches the pool's listener and the pool replaces it. Checked
-  // out between two queries (in a transaction, say), its error goes to the client itself, which
-  // pg throws as an unhandled 'error' event without a listener: the next query on it fails (a
-  // 503) and the pool drops it on release.
-  pool.on("error", onPoolError);
-  pool.on("connect", (client) => {
-    client.on("error", onPoolError);
-    preparesStatements(client);
-  });
+  const pool = handledPool({ connectionString: url, max: 10 }, onPoolError);
+  pool.on("connect", preparesStatements);
   return { dialect: new PostgresDialect({ pool }), pool };
+}
+
+/**
+ * A pg pool with this server's failure rules. A connection attempt that gets no answer gives
+ * up after 5 s (a request fails with a 503, lib/errors.ts ServiceUnavailable) instead of
+ * waiting for ever; idle clients are let go after 30 s, so fewer of them are left to find dead
+ * after a database restart. A connection dropped by the server (restart, failover, admin) must
+ * not crash the process. Idle in the pool, its error reaches the pool's listener and the pool
+ * replaces it. Checked out between two queries (in a transaction, say), its error goes to the
+ * client itself, which pg throws as an unhandled 'error' event without a listener: the next
+ * query on it fails (a 503) and the pool drops it on release.
+ */
+function handledPool(config: pg.PoolConfig, onPoolError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, ...config });
+  pool.on("error", onPoolError);
+  pool.on("connect", (client) => client.on("error", onPoolError));
+  return pool;
 }
 
 /**
@@ -50,17 +55,14 @@ export function postgresDialect(url: string, onPoolError: (err: Error) => void):
  * the server's work in the PostgreSQL refresh bench. The generic plans of these statements are
  * checked to use their indexes on tables without statistics (tests/ops/token-plans.test.ts);
  * the app's statements keep PostgreSQL's choice, on their own pool. Errors are handled as the
- * app's pool handles them.
+ * app's pool handles them (handledPool).
  */
 export function lanePool(url: string, onPoolError: (err: Error) => void): pg.Pool {
   // The setting rides in the connection's start-up packet (`options`), so it holds before the
   // first statement without a statement of its own (PostgreSQL 12 or later knows it). An
   // operator's PGOPTIONS, which `options` would replace, is kept in front of it.
   const options = [process.env.PGOPTIONS, "-c plan_cache_mode=force_generic_plan"].filter(Boolean).join(" ");
-  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, options });
-  pool.on("error", onPoolError);
-  pool.on("connect", (client) => client.on("error", onPoolError));
-  return pool;
+  return handledPool({ connectionString: url, max: 5, options }, onPoolError);
 }
 
 /** Most statement texts one connection keeps prepared (each holds a plan in its server process). */

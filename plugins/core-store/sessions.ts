@@ -140,14 +140,20 @@ type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared
 
 /** The statement behind both readers, with the columns it selects (as `s0..`, `u0..`). */
 function sessionWithUserStatement(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
+  const statement = sessionWithUserSql(database.type, tables);
+  return statement && { read: preparedRowReader(database, "idp_session_with_user", statement.sql), session: statement.session, user: statement.user };
+}
+
+/** The read of a session and its user by the session's token, with the columns it selects; null when a field is decoded otherwise. */
+export function sessionWithUserSql(type: DatabaseHandle["type"], tables: Pick<BetterAuthDBSchema, "session" | "user">) {
   const session = columnsOf(tables.session.fields);
   const user = columnsOf(tables.user.fields);
   if (!session || !user) return null;
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const select = [...session.map((c, i) => `s.${q(c.column)} as s${i}`), ...user.map((c, i) => `u.${q(c.column)} as u${i}`)].join(", ");
-  const token = database.type === "postgres" ? "$1" : "?";
+  const token = type === "postgres" ? "$1" : "?";
   const sql = `select ${select} from ${q(tables.session.modelName)} as s join ${q(tables.user.modelName)} as u on u.${q(user.find((c) => c.key === "id")!.column)} = s.${q(session.find((c) => c.key === "userId")!.column)} where s.${q(session.find((c) => c.key === "token")!.column)} = ${token}`;
-  return { read: preparedRowReader(database, "idp_session_with_user", sql), session, user };
+  return { sql, session, user };
 }
 
 interface Column {

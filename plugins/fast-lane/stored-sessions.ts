@@ -63,7 +63,7 @@ function withDates(row: Record<string, unknown>, fields: readonly string[]): voi
  * The stored copy `text` as findSession shapes it before its output filter, or null where it
  * would find nothing (not JSON, no session or user in it).
  */
-export function storedSessionOf(text: string): StoredSession | null {
+function storedSessionOf(text: string): StoredSession | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -81,7 +81,7 @@ export function storedSessionOf(text: string): StoredSession | null {
 }
 
 /** Whether `stored` was created before its user's revocation mark (findSession's isRevokedSession). */
-export function revokedBy(stored: StoredSession, mark: string | null): boolean {
+function revokedBy(stored: StoredSession, mark: string | null): boolean {
   return new Date(stored.session.createdAt as string).getTime() < Number(mark);
 }
 
@@ -120,9 +120,9 @@ export function storedSessionReads(redis: Redis) {
       const stored = storedSessionOf(read.text);
       if (!stored) return null;
       const userId = stored.session.userId;
-      let mark = read.mark;
-      if (read.userId !== userId || mark === undefined) {
-        mark = await redis.get(secondaryStorageKey(revokedBeforeKey(userId)));
+      // The mark was read beside the copy when its user was known (and is the copy's user).
+      const mark = read.userId === userId ? (read.mark ?? null) : await redis.get(secondaryStorageKey(revokedBeforeKey(userId)));
+      if (read.userId !== userId) {
         if (owners.size >= REMEMBERED && !owners.has(token)) owners.delete(owners.keys().next().value!);
         owners.set(token, userId);
       }

@@ -23,7 +23,7 @@ const COMMON = `"clientId", "sessionId", "userId", "referenceId", "authorization
 const COMMON_VALUES = `$5::text, $6::text, $7::text, $8::text, $9::text, $10::jsonb, $11::jsonb, $1::timestamptz`;
 
 /** One rotation: the final insert's row count is 1 when it rotated, 0 when the token was already revoked. */
-const ROTATE_ONE = `with "revoked" as (
+export const ROTATE_ONE = `with "revoked" as (
   update "oauthRefreshToken" set "revoked" = $1::timestamptz, "rotatedAt" = $1::timestamptz where "id" = $2::text and "revoked" is null returning "id"
 ), "refresh" as (
   insert into "oauthRefreshToken" ("id", "token", ${COMMON}, "authTime", "expiresAt")

@@ -56,8 +56,9 @@ function toRow(row: Record<string, unknown>): UserInfoTokenRow {
   };
 }
 
-export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
-  const text = database.db
+/** The read of an access token with its client, session and user, by the token's hash ($1 or ?). */
+export function userInfoTokenSql(db: DatabaseHandle["db"]): string {
+  return db
     .selectFrom("oauthAccessToken as t")
     .leftJoin("oauthClient as c", "c.clientId", "t.clientId")
     .leftJoin("session as s", "s.id", "t.sessionId")
@@ -82,7 +83,10 @@ export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "readRo
     ])
     .where("t.token", "=", "")
     .compile().sql;
-  const read = preparedRowReader(database, "idp_userinfo_token", text);
+}
+
+export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
+  const read = preparedRowReader(database, "idp_userinfo_token", userInfoTokenSql(database.db));
   return {
     /** The access token stored under `hash` (oauth-provider's `storeTokens: "hashed"`), or null. */
     async findToken(hash: string): Promise<UserInfoTokenRow | null> {

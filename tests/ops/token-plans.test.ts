@@ -11,7 +11,9 @@ import { clientAndTokenSql } from "../../plugins/oauth-store/introspection.js";
 import { refreshGrantSql } from "../../plugins/oauth-store/refresh.js";
 import { batchedReadSql, batchedRowsSql } from "../../lib/db/gather.js";
 import { identitiesInForceSql } from "../../plugins/bap-identity/store.js";
-import { rotateManySql, ROTATE_TYPES } from "../../plugins/oauth-store/refresh-postgres.js";
+import { ROTATE_ONE, rotateManySql, ROTATE_TYPES } from "../../plugins/oauth-store/refresh-postgres.js";
+import { userInfoTokenSql } from "../../plugins/oauth-store/userinfo.js";
+import { sessionWithUserSql } from "../../plugins/core-store/sessions.js";
 
 /**
  * The fast lanes' token reads (the refresh grant's, introspection's) must find the token through
@@ -121,6 +123,35 @@ describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without 
       expect(plan).not.toMatch(new RegExp(`${table}_clientId_idx`));
     });
   }
+
+  // The lanes' single-row statements run with generic plans as well (force_generic_plan): each
+  // finds its row by a unique key and its joined rows by their primary keys, never by a scan.
+  it("the single rotation revokes the presented token by its primary key", async () => {
+    const plan = await explained(ROTATE_ONE, "now(), 'r1', 'r2', 'h2', 'client1', null, 'u1', null, null, '[]', '[]', now(), now(), 'a2', 'h2', now()");
+    expect(plan, plan).toMatch(/Index Scan using "?oauthRefreshToken_pkey"? on "?oauthRefreshToken"?/);
+    expect(plan, plan).not.toMatch(/Seq Scan/);
+  });
+
+  it("userinfo reads the token by its hash's unique index, and its client, session and user by their keys", async () => {
+    const plan = await explained(userInfoTokenSql(database.db), "'h1'");
+    expect(plan, plan).toMatch(/Index Scan using "?oauthAccessToken_token_key"? on "?oauthAccessToken"? t\b/);
+    expect(plan, plan).toMatch(/Index Scan using "?oauthClient_clientId_key"? on "?oauthClient"? c\b/);
+    expect(plan, plan).toMatch(/Index Scan using "?session_pkey"? on "?session"? s\b/);
+    expect(plan, plan).toMatch(/Index Scan using "?user_pkey"? on "?user"? u\b/);
+    expect(plan, plan).not.toMatch(/Seq Scan|Hash Join|Merge Join/);
+  });
+
+  it("get-session reads the session by its token's unique index, and its user by the primary key", async () => {
+    const field = (fieldName?: string) => ({ type: "string" as const, ...(fieldName ? { fieldName } : {}) });
+    const statement = sessionWithUserSql("postgres", {
+      session: { modelName: "session", fields: { token: field(), userId: field(), expiresAt: { type: "date" } } },
+      user: { modelName: "user", fields: { name: field(), email: field() } },
+    });
+    const plan = await explained(statement!.sql, "'t1'");
+    expect(plan, plan).toMatch(/Index Scan using "?session_token_key"? on "?session"? s\b/);
+    expect(plan, plan).toMatch(/Index Scan using "?user_pkey"? on "?user"? u\b/);
+    expect(plan, plan).not.toMatch(/Seq Scan|Hash Join|Merge Join/);
+  });
 
   it("the ID token's profile claims gathered for several grants read each user's identities by the user's index, none flattened into a scan", async () => {
     const plan = await explained(batchedRowsSql(identitiesInForceSql(database.db), ["text"]), "array['u1', 'u2']");
