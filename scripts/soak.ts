@@ -1,8 +1,9 @@
 /**
  * `npm run bench:soak` (issue 12, "Soak and fuzz"): one server instance on PostgreSQL (and
  * Redis when given) with the shipped defaults, rate limits included, under a fixed rate of
- * mixed traffic for a while; reports p50/p99 per route, errors, and the server's RSS sampled
- * every second. Exits 1 when any request failed or the RSS grew by 10% or more after warm-up.
+ * mixed traffic for a while; reports p50/p99 per route (as the driver saw them, and as the
+ * server timed the same requests from their arrival to their answer's last byte), errors, and
+ * the server's RSS sampled every second. Exits 1 when any request failed or the RSS grew by 10% or more after warm-up.
  *
  * The traffic, one operation at a time at a fixed rate (open loop: an operation starts on
  * schedule whether or not earlier ones have finished), in a repeating mix of ten:
@@ -38,6 +39,7 @@
  * measured goes over HTTP.
  */
 import { type ChildProcess, execFileSync } from "node:child_process";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,6 +58,8 @@ const KEY_SIGN_IN = "/api/auth/sign-in/sigma";
 const KEY_SIGN_UP = "/api/auth/sign-up/sigma";
 const SYNC = "/api/backup/sync";
 const REQUEST_TIMEOUT_MS = 10_000;
+/** The header by which the driver names a measured request's route to the server (serve times those). */
+const SERVER_TIMED = "x-soak-route";
 /** RSS growth after warm-up that fails the run. */
 export const MAX_RSS_GROWTH = 0.1;
 
@@ -84,8 +88,27 @@ async function serve(port: number) {
     AUTO_MIGRATE: "true",
   });
   const running = await start(config);
+  // The server's own time for each measured request (the driver tags those, SERVER_TIMED):
+  // from the request's arrival at the app's listener to the answer's last byte handed to the
+  // socket. Beside the driver's figure, it tells the server's work and waits from the hops.
+  const timed = new Map<string, number[]>();
+  running.server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
+    const route = req.headers[SERVER_TIMED];
+    if (typeof route !== "string") return;
+    const began = performance.now();
+    res.once("finish", () => {
+      const list = timed.get(route) ?? [];
+      list.push(performance.now() - began);
+      timed.set(route, list);
+    });
+  });
   const api = running.auth.api as unknown as Record<string, (ctx: { request: Request; headers: Headers; body: unknown; asResponse: true }) => Promise<Response>>;
-  process.on("message", async (msg: { enrol?: string[] }) => {
+  process.on("message", async (msg: { enrol?: string[]; serverTimes?: true }) => {
+    if (msg.serverTimes) {
+      const figures: Record<string, { p50: number | null; p99: number | null }> = {};
+      for (const [route, ms] of timed) figures[route] = { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
+      return void process.send!({ serverTimes: figures });
+    }
     if (!msg.enrol) return;
     let enrolled = 0;
     for (const wif of msg.enrol) {
@@ -121,6 +144,8 @@ export interface RouteFigures {
   errors: number;
   /** Why requests failed: status codes, "network", "timeout", "bad body", each with a count. */
   failures: Record<string, number>;
+  /** The server's own time for the same requests (see serve), when it reported it. */
+  server?: { p50: number | null; p99: number | null };
 }
 
 export interface RssSample {
@@ -348,7 +373,8 @@ async function main() {
       const began = performance.now();
       let res: CallResult;
       try {
-        res = await call(b, path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const headers = recorder.measuring ? { ...init.headers, [SERVER_TIMED]: route } : init.headers;
+        res = await call(b, path, { ...init, headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       } catch (err) {
         recorder.sent(route, performance.now() - began);
         throw new Refused(route, (err as Error).name === "TimeoutError" ? "timeout" : "network");
@@ -454,7 +480,18 @@ async function main() {
     say(`soak: the driver's own event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
     const last = rssOf(child.pid!);
     if (last) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes: last });
-    result = { seconds, rate, warmup, routes: recorder.figures(), rss };
+    const serverTimes = await new Promise<Record<string, { p50: number | null; p99: number | null }>>((ok) => {
+      const onMessage = (m: { serverTimes?: Record<string, { p50: number | null; p99: number | null }> }) => {
+        if (!m?.serverTimes) return;
+        child!.off("message", onMessage);
+        ok(m.serverTimes);
+      };
+      child!.on("message", onMessage);
+      child!.send({ serverTimes: true });
+    });
+    const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
+    const routes = recorder.figures().map((r) => (serverTimes[r.route] ? { ...r, server: { p50: round(serverTimes[r.route]!.p50), p99: round(serverTimes[r.route]!.p99) } } : r));
+    result = { seconds, rate, warmup, routes, rss };
   } finally {
     await signer.close();
     if (child && child.exitCode === null) {
@@ -469,10 +506,10 @@ async function main() {
   if (asJson) {
     process.stdout.write(JSON.stringify({ ...result, server: serverFacts, rssGrowth: growth, ok: judged.ok, reasons: judged.reasons }, null, 2) + "\n");
   } else {
-    const header = ["route", "requests", "p50 ms", "p99 ms", "errors"];
-    const lines = result.routes.map((r) => [r.route, String(r.requests), String(r.p50 ?? "-"), String(r.p99 ?? "-"), r.errors ? `${r.errors} (${Object.entries(r.failures).map(([why, n]) => `${why} ×${n}`).join(", ")})` : "0"]);
+    const header = ["route", "requests", "p50 ms", "p99 ms", "server p50", "server p99", "errors"];
+    const lines = result.routes.map((r) => [r.route, String(r.requests), String(r.p50 ?? "-"), String(r.p99 ?? "-"), String(r.server?.p50 ?? "-"), String(r.server?.p99 ?? "-"), r.errors ? `${r.errors} (${Object.entries(r.failures).map(([why, n]) => `${why} ×${n}`).join(", ")})` : "0"]);
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
     const samples = result.rss.map((s) => mb(s.bytes)).join(" ");
     process.stdout.write(
       [
