@@ -44,7 +44,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { PrivateKey } from "@bsv/sdk";
 import { getAuthToken } from "bitcoin-auth";
@@ -58,6 +58,8 @@ const KEY_SIGN_IN = "/api/auth/sign-in/sigma";
 const KEY_SIGN_UP = "/api/auth/sign-up/sigma";
 const SYNC = "/api/backup/sync";
 const REQUEST_TIMEOUT_MS = 10_000;
+/** PerformanceEntry `detail.kind` of a gc entry (perf_hooks constants NODE_PERFORMANCE_GC_*). */
+const GC_KINDS: Record<number, string> = { 1: "minor", 2: "major", 4: "incremental", 8: "weak callbacks" };
 /** The header by which the driver names a measured request's route to the server (serve times those). */
 const SERVER_TIMED = "x-soak-route";
 /** RSS growth after warm-up that fails the run. */
@@ -102,12 +104,24 @@ async function serve(port: number) {
       timed.set(route, list);
     });
   });
+  // Its garbage collector's pauses while requests are measured, by kind (node:perf_hooks).
+  const pauses = new Map<string, number[]>();
+  new PerformanceObserver((list) => {
+    if (timed.size === 0) return;
+    for (const entry of list.getEntries()) {
+      const kind = GC_KINDS[(entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0] ?? "other";
+      const list = pauses.get(kind) ?? [];
+      list.push(entry.duration);
+      pauses.set(kind, list);
+    }
+  }).observe({ entryTypes: ["gc"] });
   const api = running.auth.api as unknown as Record<string, (ctx: { request: Request; headers: Headers; body: unknown; asResponse: true }) => Promise<Response>>;
   process.on("message", async (msg: { enrol?: string[]; serverTimes?: true }) => {
     if (msg.serverTimes) {
       const figures: Record<string, { p50: number | null; p99: number | null }> = {};
       for (const [route, ms] of timed) figures[route] = { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
-      return void process.send!({ serverTimes: figures });
+      const gc = [...pauses].map(([kind, ms]) => `${kind} ×${ms.length} (${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms in all, max ${Math.max(...ms).toFixed(1)} ms)`).join(", ");
+      return void process.send!({ serverTimes: figures, gc });
     }
     if (!msg.enrol) return;
     let enrolled = 0;
@@ -480,17 +494,19 @@ async function main() {
     say(`soak: the driver's own event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
     const last = rssOf(child.pid!);
     if (last) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes: last });
-    const serverTimes = await new Promise<Record<string, { p50: number | null; p99: number | null }>>((ok) => {
-      const onMessage = (m: { serverTimes?: Record<string, { p50: number | null; p99: number | null }> }) => {
+    type ServerTimes = { serverTimes: Record<string, { p50: number | null; p99: number | null }>; gc: string };
+    const { serverTimes, gc } = await new Promise<ServerTimes>((ok) => {
+      const onMessage = (m: Partial<ServerTimes>) => {
         if (!m?.serverTimes) return;
         child!.off("message", onMessage);
-        ok(m.serverTimes);
+        ok(m as ServerTimes);
       };
       child!.on("message", onMessage);
       child!.send({ serverTimes: true });
     });
     const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
     const routes = recorder.figures().map((r) => (serverTimes[r.route] ? { ...r, server: { p50: round(serverTimes[r.route]!.p50), p99: round(serverTimes[r.route]!.p99) } } : r));
+    say(`soak: the server's garbage collection while measured: ${gc || "none"}`);
     result = { seconds, rate, warmup, routes, rss };
   } finally {
     await signer.close();
