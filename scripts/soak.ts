@@ -311,10 +311,25 @@ class Recorder {
     return names.map((route) => {
       const { requests, failures } = this.counts.get(route)!;
       const ms = this.latencies.get(route) ?? [];
-      const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
       return { route, requests, p50: round(quantile(ms, 0.5)), p99: round(quantile(ms, 0.99)), errors: Object.values(failures).reduce((a, b) => a + b, 0), failures };
     });
   }
+}
+
+/** A figure to a tenth of a millisecond. */
+const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
+
+/** Sends the server child a message and waits for its reply, the first message that carries `field`. */
+function ask<T>(child: ChildProcess, message: object, field: keyof T & string): Promise<T> {
+  return new Promise<T>((ok) => {
+    const onMessage = (m: Partial<T> | undefined) => {
+      if (m?.[field] === undefined) return;
+      child.off("message", onMessage);
+      ok(m as T);
+    };
+    child.on("message", onMessage);
+    child.send(message);
+  });
 }
 
 /** A request failed as the operation saw it: its route and why. */
@@ -354,15 +369,7 @@ async function main() {
       const key = PrivateKey.fromRandom();
       return { wif: key.toWif(), bapId: bapIdFromPubkey(key.toPublicKey().toString()) as string };
     });
-    const enrolled = await new Promise<number>((ok) => {
-      const onMessage = (m: { enrolled?: number }) => {
-        if (typeof m?.enrolled !== "number") return;
-        child!.off("message", onMessage);
-        ok(m.enrolled);
-      };
-      child!.on("message", onMessage);
-      child!.send({ enrol: keys.map((k) => k.wif) });
-    });
+    const { enrolled } = await ask<{ enrolled: number }>(child, { enrol: keys.map((k) => k.wif) }, "enrolled");
     if (enrolled !== keys.length) throw new Error(`soak set-up: ${enrolled} of ${keys.length} key accounts enrolled`);
     const chains = Math.max(4, Math.ceil(rate / 2));
     const fx = await setUp(base, chains, 1);
@@ -495,16 +502,7 @@ async function main() {
     const last = rssOf(child.pid!);
     if (last) rss.push({ at: Math.round(elapsed() * 10) / 10, bytes: last });
     type ServerTimes = { serverTimes: Record<string, { p50: number | null; p99: number | null }>; gc: string };
-    const { serverTimes, gc } = await new Promise<ServerTimes>((ok) => {
-      const onMessage = (m: Partial<ServerTimes>) => {
-        if (!m?.serverTimes) return;
-        child!.off("message", onMessage);
-        ok(m as ServerTimes);
-      };
-      child!.on("message", onMessage);
-      child!.send({ serverTimes: true });
-    });
-    const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
+    const { serverTimes, gc } = await ask<ServerTimes>(child, { serverTimes: true }, "serverTimes");
     const routes = recorder.figures().map((r) => (serverTimes[r.route] ? { ...r, server: { p50: round(serverTimes[r.route]!.p50), p99: round(serverTimes[r.route]!.p99) } } : r));
     say(`soak: the server's garbage collection while measured: ${gc || "none"}`);
     result = { seconds, rate, warmup, routes, rss };

@@ -247,7 +247,7 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
 
   return async function answer(headers: RefreshHeaders, body: string): Promise<RefreshAnswer | null> {
     const setup = ready;
-    if (!setup || headers.dpop || headers.memberKeySignature || headers.cookie || headers.origin) return null;
+    if (!setup || !quiet(headers)) return null;
     const basic = plainBasic(headers.authorization);
     if (!basic) return null;
     const form = formOf(body);
@@ -363,6 +363,13 @@ export function fastRefreshOptions({ database, context, metrics, logger, analyti
   };
 }
 
+/**
+ * No header that asks for more than the plain grant: a DPoP proof, a member-key signature, a
+ * cookie or an Origin (the app's CORS and origin rules) sends the request to better-auth.
+ */
+const quiet = (h: { dpop?: unknown; memberKeySignature?: unknown; cookie?: unknown; origin?: unknown }): boolean =>
+  !h.dpop && !h.memberKeySignature && !h.cookie && !h.origin;
+
 const headerOf = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? value.join(", ") : (value ?? null));
 
 /** The fast refresh in the fast lane (lib/fast-lane.ts), counted against the client's budget. */
@@ -375,7 +382,8 @@ export function refreshLaneRoute(options: FastRefreshOptions): LaneRoute {
   // The token endpoint serves every grant: only a refresh grant the lane could answer is
   // charged here, so that another grant (or a browser's request) goes to the app without a
   // charge taken and given back, two Redis round trips for nothing.
-  const mayAnswer = (req: LaneRequest) => REFRESH_GRANT.test(req.body) && !req.headers.dpop && !req.headers["x-auth-token"] && !req.headers.cookie && !req.headers.origin;
+  const mayAnswer = (req: LaneRequest) =>
+    REFRESH_GRANT.test(req.body) && quiet({ dpop: req.headers.dpop, memberKeySignature: req.headers["x-auth-token"], cookie: req.headers.cookie, origin: req.headers.origin });
   return { ...route, credential: (req) => (mayAnswer(req) ? clientBudget(req) : null) };
 }
 
