@@ -1,6 +1,6 @@
 import { Hono, type Env, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { problems } from "../lib/errors.js";
+import { declaredBodyLimit } from "../lib/request-body.js";
 import { problemResponse } from "../lib/respond.js";
 import { withDeps, type RouteDeps, type RouteEnv } from "./middleware.js";
 
@@ -37,7 +37,7 @@ const tooLarge = () => problemResponse(problems.tooLarge());
 
 /** A family whose routers read `c.var.deps` (routes/middleware.ts withDeps). */
 export function family<Deps extends RouteDeps, Extra extends object>({ name, bodyLimit: limit, guards = [], deps, routes }: FamilySpec<Deps, Extra>): RouteFamily {
-  const limiter = typeof limit === "number" ? bodyLimit({ maxSize: limit, onError: tooLarge }) : limit;
+  const limiter = typeof limit === "number" ? declaredBodyLimit(limit, tooLarge) : limit;
   const mounts = new Map<string, Hono<Env>>();
   for (const [path, router] of Object.entries(routes)) {
     const guarded = new Hono<RouteEnv<Deps, Extra>>().use(limiter, ...guards).route("/", router);
@@ -48,7 +48,7 @@ export function family<Deps extends RouteDeps, Extra extends object>({ name, bod
 
 /** A family that brings its own dependencies (the pages, the OpenAPI document): only the body limit is added. */
 export function ownFamily(name: string, limit: number, routes: Record<string, Hono<any>>): RouteFamily {
-  const limiter = bodyLimit({ maxSize: limit, onError: tooLarge });
+  const limiter = declaredBodyLimit(limit, tooLarge);
   const mounts = new Map(Object.entries(routes).map(([path, router]) => [path, new Hono<Env>().use(limiter).route("/", router)] as const));
   return { name, bodyLimit: limit, mounts };
 }

@@ -1,9 +1,8 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { errorFamilyOf } from "../../lib/error-families.js";
 import { authRequestOf } from "../../lib/auth-request.js";
 import { OAuthError, problems } from "../../lib/errors.js";
-import { declaredLength, hasNoBody, withBufferedBody } from "../../lib/request-body.js";
+import { declaredBodyLimit, withBufferedBody } from "../../lib/request-body.js";
 import { asOAuthError, betterAuthErrorResponse, oauthErrorResponse, problemResponse } from "../../lib/respond.js";
 import { RAW_FORM_BODY } from "../../lib/validate.js";
 import { ACCOUNT_RESPONSE_ERROR_CODES } from "../../plugins/account-responses/error-codes.js";
@@ -25,15 +24,8 @@ function tooLarge(path: string): Response {
   if (errorFamilyOf(path) === "rfc6749") return oauthErrorResponse(new OAuthError("invalid_request", problem.detail, { status: 413, headers: { connection: "close" } }));
   return problemResponse(problem);
 }
-const streamedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => tooLarge(c.req.path) });
-
 /** The limit on a declared length is a comparison; only a chunked body is counted as it streams. */
-export const authBodyLimit: MiddlewareHandler = (c, next) => {
-  if (hasNoBody(c.req.raw)) return next();
-  const length = declaredLength(c.req.raw);
-  if (length === undefined) return streamedLimit(c, next);
-  return length > MAX_BODY_BYTES ? Promise.resolve(tooLarge(c.req.path)) : next();
-};
+export const authBodyLimit: MiddlewareHandler = declaredBodyLimit(MAX_BODY_BYTES, (c) => tooLarge(c.req.path));
 
 /** 400 in the family of the route: RFC 6749 on the OAuth endpoints, problem details elsewhere. */
 export function refused(path: string, detail: string): Response {

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { Kysely } from "kysely";
 import * as v from "valibot";
@@ -7,6 +6,7 @@ import { verifyBitcoinAuthToken, type BitcoinAuthPolicy } from "../../lib/bitcoi
 import { DpopRefusal, type DpopResourceGuard } from "../../lib/dpop.js";
 import { problem, ProblemError, problems } from "../../lib/errors.js";
 import type { Limiter } from "../../lib/rate-limit.js";
+import { declaredBodyLimit } from "../../lib/request-body.js";
 import { problemResponse } from "../../lib/respond.js";
 import { check, readJson } from "../../lib/validate.js";
 import { PROBLEM_CODES as CODES } from "../../lib/problem-codes.js";
@@ -50,10 +50,18 @@ export const unauthorized = (detail: string, scheme = 'Bearer realm="backup"') =
 export const invalidBitcoinAuth = () => problem(CODES.INVALID_AUTH_TOKEN, { headers: { "www-authenticate": "Bitcoin-Auth" } });
 const noBackup = () => problem(CODES.BACKUP_NOT_FOUND);
 
+/** The limit of each configured backup size (one, in a running server). */
+const limitsBySize = new Map<number, MiddlewareHandler>();
+
 /** The backup's limit, before anything reads the body. */
 export const backupBodyLimit: MiddlewareHandler<BackupEnv> = (c, next) => {
   const { maxBackupBytes } = c.var.deps;
-  return bodyLimit({ maxSize: maxBackupBytes + ENVELOPE_BYTES, onError: () => problemResponse(problems.tooLarge(`The backup is over the ${maxBackupBytes}-byte limit.`)) })(c, next);
+  let limit = limitsBySize.get(maxBackupBytes);
+  if (!limit) {
+    limit = declaredBodyLimit(maxBackupBytes + ENVELOPE_BYTES, () => problemResponse(problems.tooLarge(`The backup is over the ${maxBackupBytes}-byte limit.`)));
+    limitsBySize.set(maxBackupBytes, limit);
+  }
+  return limit(c, next);
 };
 
 /** Spec: no public backup DELETE (or any other method) exists. */
