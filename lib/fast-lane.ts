@@ -48,8 +48,8 @@ export interface LaneRoute {
   credential?: (req: LaneRequest) => { limit: "client" | "session" | "token"; key: string } | null;
   /**
    * Starts the answer's reads before the limiter's step, for a route with a credential limit:
-   * a read from Redis then goes out in the same write as the limiter's script (ioredis
-   * auto-pipelining) instead of a round trip after it. Reads only: when the limit refuses,
+   * a read from Redis then goes out right behind the limiter's script, both in flight at once,
+   * instead of a round trip after it. Reads only: when the limit refuses,
    * what was read is dropped, and the answer is still given only after the step allowed it.
    */
   early?: (req: LaneRequest) => void;

@@ -10,8 +10,8 @@ import { secondaryStorageKey } from "../../lib/redis.js";
  *     created before it is revoked, whether or not its key was deleted yet.
  * findSession reads the two one after the other; here, once a token's user is known (a token
  * belongs to one user for ever), both are read in one MGET, which the lane starts beside the
- * limiter's script (lib/fast-lane.ts `early`): with ioredis's auto-pipelining, one write and one
- * answer for the whole request. Both are read on every request: nothing about a session is
+ * limiter's script (lib/fast-lane.ts `early`): both are on the connection at once, one wait
+ * for the whole request. Both are read on every request: nothing about a session is
  * kept, so a revocation or a sign-out is seen at once on every instance.
  */
 
