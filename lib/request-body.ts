@@ -28,22 +28,24 @@ export function declaredLength(req: Request): number | undefined {
 }
 
 /**
- * Hono's bodyLimit, decided from the headers where they tell it: a request with no body passes,
- * a declared length is compared, and only a chunked body is counted as it streams. Hono's own
- * asks the Request for its body first, and @hono/node-server then builds the full Web Request,
- * with an AbortController that undici follows through a WeakRef and a FinalizationRegistry:
- * every request of the app paid for it, and what those hold survives young-generation garbage
- * collections until a full one (the soak's scavenges copied megabytes of such requests).
+ * A body limit decided from the headers where they tell it: a request with no body passes, a
+ * declared length over the limit is refused (on any method: nothing reads it), and only a
+ * chunked body is counted as it streams (Hono's bodyLimit). Hono's own asks the Request for its
+ * body first, and @hono/node-server then builds the full Web Request, with an AbortController
+ * that undici follows through a WeakRef and a FinalizationRegistry: every request of the app
+ * paid for it, and what those hold survives young-generation garbage collections until a full
+ * one (the soak's scavenges copied megabytes of such requests).
  */
 export function declaredBodyLimit(maxSize: number, onError: (c: Context) => Response | Promise<Response>): MiddlewareHandler {
   const streamed = bodyLimit({ maxSize, onError });
   return async (c, next) => {
     const req = c.req.raw;
-    // GET and HEAD: Hono's limit passes them too (their Request has no body).
-    if (req.method === "GET" || req.method === "HEAD" || hasNoBody(req)) return next();
+    if (hasNoBody(req)) return next();
     const length = declaredLength(req);
-    if (length === undefined) return streamed(c, next);
-    return length > maxSize ? onError(c) : next();
+    if (length !== undefined) return length > maxSize ? onError(c) : next();
+    // Chunked: a GET or HEAD has no body to count (its Request has none).
+    if (req.method === "GET" || req.method === "HEAD") return next();
+    return streamed(c, next);
   };
 }
 

@@ -44,6 +44,12 @@ describe("declaredBodyLimit", () => {
     expect(bodyReads()).toBe(0);
   });
 
+  it("refuses a GET that declares a body over the limit, as any other method", async () => {
+    const { req, bodyReads } = watched(new Request("http://localhost/", { headers: { "content-length": "11" } }));
+    expect((await appWithLimit(10).fetch(req)).status).toBe(413);
+    expect(bodyReads()).toBe(0);
+  });
+
   it("refuses a declared length over the limit without reading the body", async () => {
     const { req, bodyReads } = watched(new Request("http://localhost/", { method: "POST", body: "x".repeat(11), headers: { "content-length": "11" } }));
     const res = await appWithLimit(10).fetch(req);
