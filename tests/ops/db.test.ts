@@ -268,3 +268,34 @@ describe("Database.atomically (one transaction on one connection)", () => {
     await database.close();
   });
 });
+
+describe("the lanes' SQLite rows (readRowNow, readRowsNow)", () => {
+  it("carry every column under its name, whatever the name, as plain objects", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+    dirs.push(dir);
+    const database = createDb({ kind: "sqlite", file: join(dir, "rows.sqlite") });
+    // Names a literal would misread if written out naively: quotes, a backslash, a line and
+    // paragraph separator, a number, a duplicate (the last wins, as key-by-key assignment),
+    // and enough of them (40) that a row built key by key left V8's fast objects.
+    const odd = [`a"b`, "c\\d", "e\u2028f\u2029g", "0", "x", "x", "constructor", "toString"];
+    const names = [...odd, ...Array.from({ length: 32 }, (_, i) => `col${i}`)];
+    const select = `select ${names.map((name, i) => `${i} as "${name.replaceAll('"', '""')}"`).join(", ")}`;
+    const row = database.readRowNow!(select, [])!;
+    const expected: Record<string, unknown> = {};
+    names.forEach((name, i) => (expected[name] = i));
+    expect(row).toEqual(expected);
+    expect(Object.keys(row)).toEqual(Object.keys(expected));
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(row.x).toBe(5);
+    const rows = database.readRowsNow!(`${select} union all ${select.replace("select 0 as", "select 100 as")}`, []);
+    expect(rows.map((r) => r[`a"b`])).toEqual([0, 100]);
+
+    // A column named __proto__ is an own field, never the row's prototype.
+    const proto = database.readRowNow!(`select json('{"polluted": true}') as "__proto__", 1 as one`, [])!;
+    expect(Object.getOwnPropertyNames(proto)).toEqual(["__proto__", "one"]);
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect((proto as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    await database.close();
+  });
+});
