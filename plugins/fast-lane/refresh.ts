@@ -95,8 +95,6 @@ export interface FastRefreshOptions {
 }
 
 const FORM_FIELDS = new Set(["grant_type", "refresh_token", "scope"]);
-/** OpenID Connect's standard claims: the generic path's ID token reserves them (extensions may not add them). */
-const STANDARD_CLAIMS = ["name", "picture", "given_name", "family_name", "email", "email_verified"];
 
 
 /** Why the configuration is not one the fast refresh reproduces, or null when it is. */
@@ -209,10 +207,17 @@ export function refreshAnswerer({ store, context, issued, failed }: Omit<FastRef
     const key = await resolveSigningKey(shim, jwt as Parameters<typeof resolveSigningKey>[1]);
     if (!key) throw new Error("no signing key");
     const { client, user } = grant;
-    // The payload oauth-provider's createIdToken builds, in its order (the standard claims are
-    // placeholders there, so no extension can add them).
+    // The payload oauth-provider's createIdToken builds, in its order. OpenID Connect's standard
+    // claims are placeholders there, so no extension can add them. Written out, not spread from a
+    // list: a spread's copy grown field by field took a new hidden class on every token (V8
+    // migrated it each time).
     const payload: Record<string, unknown> = {
-      ...Object.fromEntries(STANDARD_CLAIMS.map((name) => [name, undefined])),
+      name: undefined,
+      picture: undefined,
+      given_name: undefined,
+      family_name: undefined,
+      email: undefined,
+      email_verified: undefined,
       auth_time: grant.authTime ? Math.floor(grant.authTime.getTime() / 1000) : undefined,
       acr: "0",
       at_hash: atHash(accessToken, key.alg),

@@ -93,8 +93,16 @@ function stringList(value: unknown): string[] | null | "invalid" {
 
 function toClient(row: Record<string, unknown>): RefreshClientRow {
   const metadata = json(row.metadata);
+  const credentials = clientCredentialsOf(row);
+  // Written out, not spread: a spread's copy then grown field by field took a new hidden class
+  // on every read (V8 migrated it each time), and every later read of the client missed.
   return {
-    ...clientCredentialsOf(row),
+    clientId: credentials.clientId,
+    clientSecret: credentials.clientSecret,
+    disabled: credentials.disabled,
+    tokenEndpointAuthMethod: credentials.tokenEndpointAuthMethod,
+    clientDiscoveryId: credentials.clientDiscoveryId,
+    subjectType: credentials.subjectType,
     scopes: stringList(row.clientScopes),
     grantTypes: stringList(row.grantTypes),
     dpopBoundAccessTokens: asBool(row.dpopBoundAccessTokens),
