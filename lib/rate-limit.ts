@@ -46,11 +46,17 @@ export function take(limiters: Limiters, checked: Counted, counted: Counted): Ta
   return (takers.get(limiters) ?? eachTaken(limiters))(checked, counted);
 }
 
+/**
+ * A step's result, as one literal: a spread of the limit's result grown by `charged` took a new
+ * hidden class on every request in V8 (the fast lane takes one step a request).
+ */
+const taken = (result: LimitResult, charged: boolean): TakeResult => ({ allowed: result.allowed, retryAfter: result.retryAfter, charged });
+
 function eachTaken(limiters: Limiters): Taker {
   return async ([checkedName, checkedKey], [countedName, countedKey]) => {
     const checked = await limiters[checkedName].check(checkedKey);
-    if (!checked.allowed) return { ...checked, charged: false };
-    return { ...(await limiters[countedName].hit(countedKey)), charged: true };
+    if (!checked.allowed) return taken(checked, false);
+    return taken(await limiters[countedName].hit(countedKey), true);
   };
 }
 
@@ -251,8 +257,8 @@ function memoryLimiter(points: number, windowSeconds: number): MemoryLimiter {
 function takenNow(limiters: Readonly<Record<LimitName, MemoryLimiter>>): Taker {
   return ([checkedName, checkedKey], [countedName, countedKey]) => {
     const checked = limiters[checkedName].checkNow(checkedKey);
-    if (!checked.allowed) return { ...checked, charged: false };
-    return { ...limiters[countedName].hitNow(countedKey), charged: true };
+    if (!checked.allowed) return taken(checked, false);
+    return taken(limiters[countedName].hitNow(countedKey), true);
   };
 }
 

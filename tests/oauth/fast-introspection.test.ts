@@ -15,8 +15,17 @@ const REDIRECT = "https://rp.example.com/callback";
 
 const basicAuth = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
 
-async function setup(scope = "openid profile email offline_access") {
+async function setup(scope = "openid profile email offline_access", options: { identity?: boolean } = {}) {
   const person = await signUp(server);
+  if (options.identity) {
+    // A primary BAP identity: authorize selects it, and the token carries it (referenceId), so
+    // introspection adds its `bap_id` before its own fields.
+    const now = new Date();
+    await server.db
+      .insertInto("bapIdentity")
+      .values({ id: `bap-${person.user.id}`, userId: person.user.id, bapId: `Bap${person.user.id}`.slice(0, 30), rootAddress: "1RootAddressXXXXXXXXXXXXXXXXXXXXX", currentAddress: "1CurrentAddressXXXXXXXXXXXXXXXXXX", identity: "{}", isPrimary: true, createdAt: now, updatedAt: now })
+      .execute();
+  }
   const client = await registerClient(server, { application_type: "web", token_endpoint_auth_method: "client_secret_basic", redirect_uris: [REDIRECT] });
   const auth = basicAuth(client.client_id, client.client_secret!);
   const { verifier, challenge } = pkce();
@@ -47,6 +56,14 @@ describe("fast introspection", () => {
       expect(fast.json).toMatchObject({ active: true, sub: person.user.id, client_id: client.client_id, azp: client.client_id, token_type: "Bearer" });
       expectSameAnswer(fast, await generic(auth, fields));
     }
+  });
+
+  it("answers a token that carries a BAP identity with its bap_id first, as oauth-provider does", async () => {
+    const { person, auth, tokens } = await setup("openid profile offline_access", { identity: true });
+    const fast = await introspect(auth, { token: tokens.access_token });
+    expect(Object.keys(fast.json as object)[0]).toBe("bap_id");
+    expect((fast.json as { bap_id?: unknown }).bap_id).toBe(`Bap${person.user.id}`.slice(0, 30));
+    expectSameAnswer(fast, await generic(auth, { token: tokens.access_token }));
   });
 
   it("answers the same for a token without profile (no identity claims) and one without a session", async () => {
