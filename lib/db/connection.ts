@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { lanePool, postgresDialect, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type TransactNow, type TransactSoon } from "./dialects.js";
+import { lanePool, postgresDialect, rowShape, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type RowShape, type TransactNow, type TransactSoon } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
 import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
@@ -90,6 +90,16 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
   if (target.kind === "postgres") {
     const pool = postgresDialect(target.url, options.onPoolError ?? (() => {}));
     const lanes = lanePool(target.url, options.onPoolError ?? (() => {}));
+    /** Each prepared statement's row shape, by its name (one text, so one set of columns). */
+    const shapes = new Map<string, { names: string[]; shaped: RowShape }>();
+    const shapeOf = (name: string, fields: readonly { name: string }[]): RowShape => {
+      const known = shapes.get(name);
+      if (known && known.names.length === fields.length && known.names.every((n, i) => n === fields[i]!.name)) return known.shaped;
+      const names = fields.map((f) => f.name);
+      const shaped = rowShape(names);
+      shapes.set(name, { names, shaped });
+      return shaped;
+    };
     const db = new Kysely<Database>({ dialect: withConnectionRules(pool.dialect, units) });
     return {
       db,
@@ -98,8 +108,12 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
       atomically: atomicallyOn(units),
       queryPrepared: async (name, sql, parameters) => {
         try {
-          const result = await lanes.query({ name, text: sql, values: [...parameters] });
-          return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+          // Rows as arrays, shaped by one literal per statement (dialects.ts rowShape): pg's own
+          // rows are copies of a template built key by key, which V8 keeps in dictionary mode
+          // past a dozen columns, and the lanes' statements have up to 40.
+          const result = await lanes.query<unknown[]>({ name, text: sql, values: [...parameters], rowMode: "array" });
+          const shaped = shapeOf(name, result.fields);
+          return { rows: result.rows.map(shaped), rowCount: result.rowCount ?? 0 };
         } catch (err) {
           throw asKnownError(err);
         }

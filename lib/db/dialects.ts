@@ -180,7 +180,7 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
   return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, transactNow, transactSoon, checkpointer };
 }
 
-type RowShape = (values: readonly unknown[]) => Record<string, unknown>;
+export type RowShape = (values: readonly unknown[]) => Record<string, unknown>;
 
 /**
  * The row of `values` under `names`, as one object literal compiled once per statement. Built
