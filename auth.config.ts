@@ -29,7 +29,7 @@ import { organizations } from "./plugins/organizations/index.js";
 import { passkeyRules } from "./plugins/passkey-rules/index.js";
 import { profileFields } from "./plugins/profile-fields/index.js";
 import { bapClaims } from "./plugins/bap-identity/claims.js";
-import { findSelectedIdentity, selectedIdentityReader } from "./plugins/bap-identity/store.js";
+import { findSelectedIdentity, IDENTITIES_IN_FORCE, selectedIdentityReader, type BapIdentity } from "./plugins/bap-identity/store.js";
 import { bapIdentity } from "./plugins/bap-identity/index.js";
 import { memberKey } from "./plugins/member-key/index.js";
 import { rpInitiatedLogout } from "./plugins/rp-initiated-logout/index.js";
@@ -406,12 +406,13 @@ export function userInfoProfileClaims(selectedIdentity: ReturnType<typeof select
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
 async function profileClaims(
   selectedIdentity: ReturnType<typeof selectedIdentityReader>,
-  user: { id: string; pubkey?: unknown },
+  user: { id: string; pubkey?: unknown; [IDENTITIES_IN_FORCE]?: readonly BapIdentity[] },
   scopes: readonly string[],
   referenceId?: string,
 ) {
   if (!scopes.includes("profile")) return {};
-  const row = await selectedIdentity(user.id, referenceId);
+  // The fast refresh grant's user carries its identities, read with the grant.
+  const row = await selectedIdentity(user.id, referenceId, user[IDENTITIES_IN_FORCE]);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),
     ...(row ? bapClaims(row) : {}),

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
+import { sql, type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder } from "kysely";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { gatheredRowsReader } from "../../lib/db/gather.js";
-import { rowReader } from "../../lib/db/sqlite-values.js";
+import { asJson, rowReader } from "../../lib/db/sqlite-values.js";
 import { bapIdOfMemberKey } from "../../lib/bap.js";
 import type { Database } from "../../lib/db/tables.js";
 import { setUserPubkey } from "../core-store/users.js";
@@ -40,7 +40,8 @@ export interface BapIdentity {
 
 type Identities<O> = SelectQueryBuilder<Database, "bapIdentity", O>;
 
-const toIdentity = rowReader("bapIdentity", ["id", "userId", "bapId", "rootAddress", "currentAddress", "memberPubkey", "identity", "isPrimary", "name", "counter", "accountPubkey", "suspendedAt", "createdAt", "updatedAt"]);
+const IDENTITY_COLUMNS = ["id", "userId", "bapId", "rootAddress", "currentAddress", "memberPubkey", "identity", "isPrimary", "name", "counter", "accountPubkey", "suspendedAt", "createdAt", "updatedAt"] as const;
+const toIdentity = rowReader("bapIdentity", IDENTITY_COLUMNS);
 
 const identities = (db: Kysely<Database>) => db.selectFrom("bapIdentity").selectAll();
 /** The one order: the primary identity first, then in the order they were registered. */
@@ -106,11 +107,41 @@ export function selectedIdentityReader(database: Pick<DatabaseHandle, "db" | "re
   const text = identitiesInForceSql(database.db);
   // Gathered on PostgreSQL: the claims of the grants answered in one turn are one statement.
   const read = gatheredRowsReader(database, "idp_identities_in_force", text, ["text"]);
-  return async (userId: string, referenceId?: string | null): Promise<BapIdentity | null> => {
-    const rows = (await read([userId])).map((row) => toIdentity(row as Selectable<Database["bapIdentity"]>));
+  /** `inForce`: the user's identities in force when a read before this one carried them (identitiesInForceJson); read here otherwise. */
+  return async (userId: string, referenceId?: string | null, inForce?: readonly BapIdentity[]): Promise<BapIdentity | null> => {
+    const rows = inForce ?? (await read([userId])).map((row) => toIdentity(row as Selectable<Database["bapIdentity"]>));
     return (referenceId ? rows.find((row) => row.bapId === referenceId) : undefined) ?? primaryOf(rows);
   };
 }
+
+/**
+ * The identities in force of the user that the column `userId` names (say `"t.userId"`), as a
+ * JSON array column of a larger read: the refresh grant's read carries them, so the ID token's
+ * profile claims need no statement of their own (one round trip fewer per grant on
+ * PostgreSQL). The same rows as identitiesInForceSql, read back by identitiesOfJson. A
+ * correlated subquery that looks the user's rows up by the `userId` index.
+ */
+export function identitiesInForceJson(dialect: "sqlite" | "postgres", userId: string): RawBuilder<unknown> {
+  const columns = sql.join(IDENTITY_COLUMNS.map((column) => sql.ref(`i.${column}`)));
+  const rows = sql`select ${columns} from ${sql.table("bapIdentity")} as ${sql.id("i")} where ${sql.ref("i.userId")} = ${sql.ref(userId)} and ${sql.ref("i.suspendedAt")} is null`;
+  if (dialect === "postgres") return sql`(select coalesce(json_agg(${sql.id("agg")}), '[]') from (${rows}) as ${sql.id("agg")})`;
+  const fields = sql.join(IDENTITY_COLUMNS.map((column) => sql`${sql.lit(column)}, ${sql.ref(`agg.${column}`)}`));
+  return sql`(select coalesce(json_group_array(json_object(${fields})), '[]') from (${rows}) as ${sql.id("agg")})`;
+}
+
+/** The identities of an identitiesInForceJson column (parsed JSON from PostgreSQL, its text from SQLite). */
+export function identitiesOfJson(value: unknown): BapIdentity[] {
+  const rows = asJson(value);
+  if (!Array.isArray(rows)) throw new Error("identities: not a JSON array");
+  return rows.map((row) => toIdentity(row as Selectable<Database["bapIdentity"]>));
+}
+
+/**
+ * Set on a user object passed to the ID token's claims (auth.config.ts, profileClaims) when
+ * the read that found the user carried its identities in force (the fast refresh grant's);
+ * a symbol, so that no user field from the database can stand in for it.
+ */
+export const IDENTITIES_IN_FORCE: unique symbol = Symbol("identitiesInForce");
 
 /** The statement selectedIdentityReader runs: a user's identities in force (`$1`: the user's id). */
 export function identitiesInForceSql(db: Kysely<Database>): string {

@@ -4,6 +4,7 @@ import type { Database } from "../../lib/db/tables.js";
 import type { DatabaseHandle } from "../../lib/db/connection.js";
 import { gatheredRowReader } from "../../lib/db/gather.js";
 import { postgresRotator } from "./refresh-postgres.js";
+import { IDENTITIES_IN_FORCE, identitiesInForceJson, identitiesOfJson, type BapIdentity } from "../bap-identity/store.js";
 import { CLIENT_CREDENTIAL_COLUMNS, clientCredentialsOf, USER_CLAIM_COLUMNS, type ClientCredentialRow } from "./introspection.js";
 
 /**
@@ -55,6 +56,8 @@ export interface RefreshUserRow {
   pubkey: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The user's BAP identities in force, read with the grant: the ID token's profile claims use them (auth.config.ts). */
+  [IDENTITIES_IN_FORCE]: readonly BapIdentity[];
 }
 
 export interface RefreshGrant {
@@ -142,15 +145,17 @@ function toUser(row: Record<string, unknown>): RefreshUserRow {
     pubkey: (row.userPubkey as string | null) ?? null,
     createdAt: asDate(row.userCreatedAt),
     updatedAt: asDate(row.userUpdatedAt),
+    [IDENTITIES_IN_FORCE]: identitiesOfJson(row.identities),
   };
 }
 
 /**
- * The client and the refresh token with its user: one statement (one round trip on PostgreSQL);
- * parameters: the token's hash, the client id. The token is joined by its hash alone and its
- * client compared on the row (why: above oauthTokenStore in ./introspection.ts).
+ * The client and the refresh token with its user and the user's BAP identities in force (the
+ * ID token's profile claims): one statement (one round trip on PostgreSQL); parameters: the
+ * token's hash, the client id. The token is joined by its hash alone and its client compared
+ * on the row (why: above oauthTokenStore in ./introspection.ts).
  */
-export function refreshGrantSql(db: Kysely<Database>): string {
+export function refreshGrantSql(db: Kysely<Database>, dialect: DatabaseHandle["type"]): string {
   return db
     .selectFrom("oauthClient as c")
     .leftJoin("oauthRefreshToken as t", (join) => join.on("t.token", "=", ""))
@@ -180,6 +185,7 @@ export function refreshGrantSql(db: Kysely<Database>): string {
       ...USER_CLAIM_COLUMNS,
       "u.createdAt as userCreatedAt",
       "u.updatedAt as userUpdatedAt",
+      identitiesInForceJson(dialect, "t.userId").as("identities"),
     ])
     .where("c.clientId", "=", "")
     .compile().sql;
@@ -188,7 +194,7 @@ export function refreshGrantSql(db: Kysely<Database>): string {
 export function refreshGrantStore(database: DatabaseHandle) {
   const db: Kysely<Database> = database.db;
   // Compiled once; SQLite's statement cache then reuses the prepared statement.
-  const grantSql = refreshGrantSql(db);
+  const grantSql = refreshGrantSql(db, database.type);
 
   // The rotation's statements, compiled once with placeholders in the order the values are bound.
   const revokeSql = db.updateTable("oauthRefreshToken").set({ revoked: new Date(0), rotatedAt: new Date(0) }).where("id", "=", "").where("revoked", "is", null).compile().sql;

@@ -145,6 +145,37 @@ describe("fast refresh grant", () => {
     }
   });
 
+  it("takes the ID token's profile from the identities read with the grant: the primary one in force, never a suspended one", async () => {
+    const { answer } = answerer();
+    const { auth, tokens, person } = await setup({ identity: true });
+    const first = await server.db.selectFrom("bapIdentity").select(["id", "bapId"]).where("userId", "=", person.user.id).executeTakeFirstOrThrow();
+    const second = newIdentity();
+    await recordIdentity(server, person.user.id, { bapId: second.bapId, memberPubkey: second.pubkey, createdAt: new Date(Date.now() + 1000) });
+    const fastly = async (refreshToken: string) => {
+      const res = await answer({ authorization: auth }, new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken }).toString());
+      expect(res?.status, "answered by the fast path").toBe(200);
+      return JSON.parse(res!.body) as Pair;
+    };
+    // Both in force: the primary one.
+    const a = await fastly(tokens.refresh_token);
+    expect(decodeJwt(a.id_token!).bap_id).toBe(first.bapId);
+    // The primary one suspended: the other, here and on the generic path alike.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: new Date() }).where("id", "=", first.id).execute();
+    const b = await fastly(a.refresh_token);
+    expect(decodeJwt(b.id_token!).bap_id).toBe(second.bapId);
+    const c = await generic(auth, { refresh_token: b.refresh_token });
+    expect(c.status, c.text).toBe(200);
+    expect(decodeJwt((c.json as Pair).id_token!).bap_id).toBe(second.bapId);
+    // None in force: no profile claims from an identity at all.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: new Date() }).where("userId", "=", person.user.id).execute();
+    const d = await fastly((c.json as Pair).refresh_token);
+    expect(decodeJwt(d.id_token!)).not.toHaveProperty("bap_id");
+    // Confirmed again: read afresh on the next grant, nothing kept from the last.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: null }).where("id", "=", first.id).execute();
+    const e = await fastly(d.refresh_token);
+    expect(decodeJwt(e.id_token!).bap_id).toBe(first.bapId);
+  });
+
   it("the new pair works: the access token introspects active, the refresh token refreshes again", async () => {
     const { auth, tokens, person } = await setup();
     const first = await refresh(auth, { refresh_token: tokens.refresh_token });

@@ -29,7 +29,7 @@ const dir = mkdtempSync(join(tmpdir(), "idp-plans-"));
 let database: DatabaseHandle;
 
 const STATEMENTS = [
-  { name: "refresh grant", table: "oauthRefreshToken", sql: refreshGrantSql },
+  { name: "refresh grant", table: "oauthRefreshToken", sql: (db: DatabaseHandle["db"]) => refreshGrantSql(db, database.type) },
   { name: "introspection", table: "oauthAccessToken", sql: clientAndTokenSql },
 ] as const;
 
@@ -151,6 +151,12 @@ describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without 
     expect(plan, plan).toMatch(/Index Scan using "?session_token_key"? on "?session"? s\b/);
     expect(plan, plan).toMatch(/Index Scan using "?user_pkey"? on "?user"? u\b/);
     expect(plan, plan).not.toMatch(/Seq Scan|Hash Join|Merge Join/);
+  });
+
+  it("the refresh grant's read, gathered, reads the user's identities in force by the user's index", async () => {
+    const plan = await explained(batchedReadSql(refreshGrantSql(database.db, "postgres"), ["text", "text"]), "array['h1', 'h2'], array['client1', 'client1']");
+    expect(plan, plan).toMatch(/Index Scan using "?bapIdentity_userId_idx"? on "?bapIdentity"? i\b/);
+    expect(plan, plan).not.toMatch(/Seq Scan on "?bapIdentity"?/);
   });
 
   it("the ID token's profile claims gathered for several grants read each user's identities by the user's index, none flattened into a scan", async () => {
