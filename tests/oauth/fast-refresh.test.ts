@@ -7,6 +7,7 @@ import { postForm } from "../helpers/server.js";
 import { newIdentity, recordIdentity } from "../helpers/bap.js";
 import { refreshAnswerer, refreshLaneRoute } from "../../plugins/fast-lane/refresh.js";
 import { refreshGrantStore } from "../../plugins/oauth-store/refresh.js";
+import { createJwk } from "better-auth/plugins";
 
 /**
  * plugins/fast-lane/refresh.ts answers the common refresh grant (a confidential client with
@@ -174,6 +175,23 @@ describe("fast refresh grant", () => {
     await server.db.updateTable("bapIdentity").set({ suspendedAt: null }).where("id", "=", first.id).execute();
     const e = await fastly(d.refresh_token);
     expect(decodeJwt(e.id_token!).bap_id).toBe(first.bapId);
+  });
+
+  it("signs with a new signing key as soon as it is made, not a key kept from before", async () => {
+    const { auth, tokens } = await setup();
+    const before = await refresh(auth, { refresh_token: tokens.refresh_token });
+    expect(before.status, before.text).toBe(200);
+    const oldKid = decodeProtectedHeader((before.json as Pair).id_token!).kid;
+    const context = await server.auth.$context;
+    const jwt = context.options.plugins?.find((plugin) => plugin.id === "jwt") as { options?: Parameters<typeof createJwk>[1] };
+    const made = (await createJwk({ context } as never, jwt.options)) as { id: string };
+    expect(made.id).not.toBe(oldKid);
+    const after = await refresh(auth, { refresh_token: (before.json as Pair).refresh_token });
+    expect(after.status, after.text).toBe(200);
+    const idToken = (after.json as Pair).id_token!;
+    expect(decodeProtectedHeader(idToken).kid).toBe(made.id);
+    const keys = createLocalJWKSet((await (await fetch(`${server.url}/api/auth/jwks`)).json()) as Parameters<typeof createLocalJWKSet>[0]);
+    await expect(jwtVerify(idToken, keys, { issuer: server.url })).resolves.toBeTruthy();
   });
 
   it("the new pair works: the access token introspects active, the refresh token refreshes again", async () => {
