@@ -118,15 +118,15 @@ export function selectedIdentityReader(database: Pick<DatabaseHandle, "db" | "re
  * The identities in force of the user that the column `userId` names (say `"t.userId"`), as a
  * JSON array column of a larger read: the refresh grant's read carries them, so the ID token's
  * profile claims need no statement of their own (one round trip fewer per grant on
- * PostgreSQL). The same rows as identitiesInForceSql, read back by identitiesOfJson. A
- * correlated subquery that looks the user's rows up by the `userId` index.
+ * PostgreSQL). The same query as identitiesInForceSql, correlated with the outer read instead
+ * of a parameter (it looks the user's rows up by the `userId` index), read back by
+ * identitiesOfJson.
  */
-export function identitiesInForceJson(dialect: "sqlite" | "postgres", userId: string): RawBuilder<unknown> {
-  const columns = sql.join(IDENTITY_COLUMNS.map((column) => sql.ref(`i.${column}`)));
-  const rows = sql`select ${columns} from ${sql.table("bapIdentity")} as ${sql.id("i")} where ${sql.ref("i.userId")} = ${sql.ref(userId)} and ${sql.ref("i.suspendedAt")} is null`;
-  if (dialect === "postgres") return sql`(select coalesce(json_agg(${sql.id("agg")}), '[]') from (${rows}) as ${sql.id("agg")})`;
+export function identitiesInForceJson(db: Kysely<Database>, dialect: "sqlite" | "postgres", userId: string): RawBuilder<unknown> {
+  const rows = inForce(identities(db).where("userId", "=", sql.ref<string>(userId)));
+  if (dialect === "postgres") return sql`(select coalesce(json_agg(${sql.id("agg")}), '[]') from ${rows} as ${sql.id("agg")})`;
   const fields = sql.join(IDENTITY_COLUMNS.map((column) => sql`${sql.lit(column)}, ${sql.ref(`agg.${column}`)}`));
-  return sql`(select coalesce(json_group_array(json_object(${fields})), '[]') from (${rows}) as ${sql.id("agg")})`;
+  return sql`(select coalesce(json_group_array(json_object(${fields})), '[]') from ${rows} as ${sql.id("agg")})`;
 }
 
 /** The identities of an identitiesInForceJson column (parsed JSON from PostgreSQL, its text from SQLite). */

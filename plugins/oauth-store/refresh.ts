@@ -56,8 +56,11 @@ export interface RefreshUserRow {
   pubkey: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /** The user's BAP identities in force, read with the grant: the ID token's profile claims use them (auth.config.ts). */
-  [IDENTITIES_IN_FORCE]: readonly BapIdentity[];
+  /**
+   * The user's BAP identities in force, read with the grant: the ID token's profile claims use
+   * them (auth.config.ts). Decoded when read, so a grant without `profile` never decodes them.
+   */
+  readonly [IDENTITIES_IN_FORCE]: readonly BapIdentity[];
 }
 
 export interface RefreshGrant {
@@ -136,6 +139,7 @@ function toToken(row: Record<string, unknown>): RefreshTokenRow {
 }
 
 function toUser(row: Record<string, unknown>): RefreshUserRow {
+  const identities = row.identities;
   return {
     id: String(row.userRowId),
     name: String(row.userName ?? ""),
@@ -145,7 +149,9 @@ function toUser(row: Record<string, unknown>): RefreshUserRow {
     pubkey: (row.userPubkey as string | null) ?? null,
     createdAt: asDate(row.userCreatedAt),
     updatedAt: asDate(row.userUpdatedAt),
-    [IDENTITIES_IN_FORCE]: identitiesOfJson(row.identities),
+    get [IDENTITIES_IN_FORCE]() {
+      return identitiesOfJson(identities);
+    },
   };
 }
 
@@ -185,7 +191,7 @@ export function refreshGrantSql(db: Kysely<Database>, dialect: DatabaseHandle["t
       ...USER_CLAIM_COLUMNS,
       "u.createdAt as userCreatedAt",
       "u.updatedAt as userUpdatedAt",
-      identitiesInForceJson(dialect, "t.userId").as("identities"),
+      identitiesInForceJson(db, dialect, "t.userId").as("identities"),
     ])
     .where("c.clientId", "=", "")
     .compile().sql;
