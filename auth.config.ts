@@ -399,19 +399,19 @@ export function accessTokenClaims({ scopes, referenceId }: { scopes: string[]; r
  * userinfo too): the profile the token's `bap_id` names, else the primary one.
  */
 export function userInfoProfileClaims(selectedIdentity: ReturnType<typeof selectedIdentityReader>) {
-  return ({ user, scopes, jwt }: { user: { id: string; pubkey?: unknown }; scopes: readonly string[]; jwt: Record<string, unknown> }) =>
+  return ({ user, scopes, jwt }: { user: { id: string; pubkey?: unknown; readonly [IDENTITIES_IN_FORCE]?: readonly BapIdentity[] }; scopes: readonly string[]; jwt: Record<string, unknown> }) =>
     profileClaims(selectedIdentity, user, scopes, typeof jwt.bap_id === "string" ? jwt.bap_id : undefined);
 }
 
 /** `profile` scope: the selected BAP profile's `bap_id`, `bap`, and the account's `pubkey`. */
 async function profileClaims(
   selectedIdentity: ReturnType<typeof selectedIdentityReader>,
-  user: { id: string; pubkey?: unknown; [IDENTITIES_IN_FORCE]?: readonly BapIdentity[] },
+  user: { id: string; pubkey?: unknown; readonly [IDENTITIES_IN_FORCE]?: readonly BapIdentity[] },
   scopes: readonly string[],
   referenceId?: string,
 ) {
   if (!scopes.includes("profile")) return {};
-  // The fast refresh grant's user carries its identities, read with the grant.
+  // The fast refresh grant's and fast userinfo's user carries its identities, read with the token.
   const row = await selectedIdentity(user.id, referenceId, user[IDENTITIES_IN_FORCE]);
   return {
     ...(typeof user.pubkey === "string" && user.pubkey ? { pubkey: user.pubkey } : {}),

@@ -116,8 +116,8 @@ export function selectedIdentityReader(database: Pick<DatabaseHandle, "db" | "re
 
 /**
  * The identities in force of the user that the column `userId` names (say `"t.userId"`), as a
- * JSON array column of a larger read: the refresh grant's read carries them, so the ID token's
- * profile claims need no statement of their own (one round trip fewer per grant on
+ * JSON array column of a larger read: the refresh grant's and userinfo's reads carry them, so
+ * the profile claims need no statement of their own (one round trip fewer per answer on
  * PostgreSQL). The same query as identitiesInForceSql, correlated with the outer read instead
  * of a parameter (it looks the user's rows up by the `userId` index), read back by
  * identitiesOfJson.
@@ -137,8 +137,9 @@ export function identitiesOfJson(value: unknown): BapIdentity[] {
 }
 
 /**
- * Set on a user object passed to the ID token's claims (auth.config.ts, profileClaims) when
- * the read that found the user carried its identities in force (the fast refresh grant's);
+ * Set on a user object passed to the profile claims (auth.config.ts, profileClaims) when the
+ * read that found the user carried its identities in force (the fast refresh grant's, the fast
+ * userinfo's);
  * a symbol, so that no user field from the database can stand in for it.
  */
 export const IDENTITIES_IN_FORCE: unique symbol = Symbol("identitiesInForce");

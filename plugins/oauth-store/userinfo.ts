@@ -1,11 +1,13 @@
 import { preparedRowReader, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asBool, asDate, asJson } from "../../lib/db/sqlite-values.js";
 import { USER_CLAIM_COLUMNS } from "./introspection.js";
+import { IDENTITIES_IN_FORCE, identitiesInForceJson, identitiesOfJson, type BapIdentity } from "../bap-identity/store.js";
 
 /**
  * oauth-provider's access tokens as the fast userinfo (plugins/fast-lane/userinfo.ts) reads them:
- * the token by its hash with its client, its session and its user, in one statement built once
- * (a prepared read on either database). Nothing here writes.
+ * the token by its hash with its client, its session, its user and the user's BAP identities in
+ * force (the profile claims), in one statement built once (a prepared read on either database).
+ * Nothing here writes.
  */
 
 /** An opaque access token row as userinfo checks it, with what it refers to (left joins). */
@@ -25,11 +27,21 @@ export interface UserInfoTokenRow {
   /** The referred session's expiry, or null when the row is gone. */
   session: { expiresAt: Date } | null;
   /** The token's user, when the row exists: as much of it as userinfo's claims read. */
-  user: { id: string; name: string | null; email: string | null; emailVerified: boolean; image: string | null; pubkey: string | null } | null;
+  user: {
+    id: string;
+    name: string | null;
+    email: string | null;
+    emailVerified: boolean;
+    image: string | null;
+    pubkey: string | null;
+    /** Read with the token for the profile claims (auth.config.ts); decoded when read, so a token without `profile` never decodes them. */
+    readonly [IDENTITIES_IN_FORCE]: readonly BapIdentity[];
+  } | null;
 }
 
 function toRow(row: Record<string, unknown>): UserInfoTokenRow {
   const scopes = asJson(row.scopes);
+  const identities = row.identities;
   return {
     clientId: (row.clientId as string | null) ?? null,
     scopes: Array.isArray(scopes) && scopes.every((s) => typeof s === "string") ? scopes : null,
@@ -51,13 +63,16 @@ function toRow(row: Record<string, unknown>): UserInfoTokenRow {
             emailVerified: asBool(row.userEmailVerified),
             image: (row.userImage as string | null) ?? null,
             pubkey: (row.userPubkey as string | null) ?? null,
+            get [IDENTITIES_IN_FORCE]() {
+              return identitiesOfJson(identities);
+            },
           }
         : null,
   };
 }
 
-/** The read of an access token with its client, session and user, by the token's hash ($1 or ?). */
-export function userInfoTokenSql(db: DatabaseHandle["db"]): string {
+/** The read of an access token with its client, session, user and identities, by the token's hash ($1 or ?). */
+export function userInfoTokenSql(db: DatabaseHandle["db"], dialect: DatabaseHandle["type"]): string {
   return db
     .selectFrom("oauthAccessToken as t")
     .leftJoin("oauthClient as c", "c.clientId", "t.clientId")
@@ -80,13 +95,14 @@ export function userInfoTokenSql(db: DatabaseHandle["db"]): string {
       "s.id as sessionRowId",
       "s.expiresAt as sessionExpiresAt",
       ...USER_CLAIM_COLUMNS,
+      identitiesInForceJson(db, dialect, "t.userId").as("identities"),
     ])
     .where("t.token", "=", "")
     .compile().sql;
 }
 
-export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared">) {
-  const read = preparedRowReader(database, "idp_userinfo_token", userInfoTokenSql(database.db));
+export function userInfoTokenStore(database: Pick<DatabaseHandle, "db" | "type" | "readRowNow" | "queryPrepared">) {
+  const read = preparedRowReader(database, "idp_userinfo_token", userInfoTokenSql(database.db, database.type));
   return {
     /** The access token stored under `hash` (oauth-provider's `storeTokens: "hashed"`), or null. */
     async findToken(hash: string): Promise<UserInfoTokenRow | null> {

@@ -5,6 +5,7 @@ import { accessTokenClaims, userInfoProfileClaims } from "../../auth.config.js";
 import { userInfoAnswerer } from "../../plugins/fast-lane/userinfo.js";
 import { userInfoTokenStore } from "../../plugins/oauth-store/userinfo.js";
 import { selectedIdentityReader } from "../../plugins/bap-identity/store.js";
+import { newIdentity, recordIdentity } from "../helpers/bap.js";
 
 /**
  * plugins/fast-lane/userinfo.ts answers userinfo for an opaque Bearer token from one prepared
@@ -65,6 +66,25 @@ describe("fast userinfo", () => {
       if (scope.includes("profile") && identity) expect(body).toMatchObject({ bap_id: `Bap${person.user.id}`.slice(0, 30), pubkey: "02" + "cd".repeat(32), picture: "https://img.example.com/a.png" });
       else expect(body.bap_id).toBeUndefined();
     }
+  });
+
+  it("takes the profile from the identities read with the token: the primary one in force, never a suspended one", async () => {
+    const { person, accessToken } = await grant("openid profile", { identity: true });
+    const first = `Bap${person.user.id}`.slice(0, 30);
+    const second = newIdentity();
+    await recordIdentity(server, person.user.id, { bapId: second.bapId, memberPubkey: second.pubkey, createdAt: new Date(Date.now() + 1000) });
+    const bapId = async () => JSON.parse((await expectSame({ authorization: `Bearer ${accessToken}` })).text).bap_id;
+    // Both in force: the primary one.
+    expect(await bapId()).toBe(first);
+    // The primary one suspended: the other, from the lane and the app alike.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: new Date() }).where("bapId", "=", first).execute();
+    expect(await bapId()).toBe(second.bapId);
+    // None in force: no profile claims from an identity.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: new Date() }).where("userId", "=", person.user.id).execute();
+    expect(await bapId()).toBeUndefined();
+    // Confirmed again: read afresh, nothing kept from the last answer.
+    await server.db.updateTable("bapIdentity").set({ suspendedAt: null }).where("bapId", "=", first).execute();
+    expect(await bapId()).toBe(first);
   });
 
   it("a one-word name has no given or family name, as oauth-provider splits it", async () => {

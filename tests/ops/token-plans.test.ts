@@ -132,12 +132,14 @@ describe.runIf(url)("token reads on PostgreSQL, generic plans on tables without 
     expect(plan, plan).not.toMatch(/Seq Scan/);
   });
 
-  it("userinfo reads the token by its hash's unique index, and its client, session and user by their keys", async () => {
-    const plan = await explained(userInfoTokenSql(database.db), "'h1'");
+  it("userinfo reads the token by its hash's unique index, its client, session and user by their keys, and the user's identities by the user's index", async () => {
+    const plan = await explained(userInfoTokenSql(database.db, "postgres"), "'h1'");
     expect(plan, plan).toMatch(/Index Scan using "?oauthAccessToken_token_key"? on "?oauthAccessToken"? t\b/);
     expect(plan, plan).toMatch(/Index Scan using "?oauthClient_clientId_key"? on "?oauthClient"? c\b/);
     expect(plan, plan).toMatch(/Index Scan using "?session_pkey"? on "?session"? s\b/);
     expect(plan, plan).toMatch(/Index Scan using "?user_pkey"? on "?user"? u\b/);
+    expect(plan, plan).toMatch(/Index Scan using "?bapIdentity_userId_idx"? on "?bapIdentity"?/);
+    expect(plan, plan).toMatch(/Index Cond: \("?userId"? = t\."?userId"?\)/);
     expect(plan, plan).not.toMatch(/Seq Scan|Hash Join|Merge Join/);
   });
 
