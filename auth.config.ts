@@ -70,6 +70,7 @@ import { jobLeases } from "./plugins/job-lease/index.js";
 import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
 import { clientKeys } from "./plugins/client-keys/index.js";
 import { hostClients } from "./plugins/host-clients/index.js";
+import { userReadsOncePerRequest } from "./plugins/core-store/user-reads.js";
 
 export interface AuthDeps {
   config: Config;
@@ -229,7 +230,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     },
     telemetry: { enabled: false },
     plugins: [
-      // First: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
+      // One read of a user by id per request, shared by the sign-in and the session hooks.
+      userReadsOncePerRequest(),
+      // Then first of the rest: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
       metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}`, analytics: shared.analytics }),
       // Per-client analytics (Pro): authorizations, people, refusals at the authorization step; its tables.
       analytics({ counter: shared.analytics }),
@@ -360,7 +363,7 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // RFC 7592: read, update and delete a registration with its registration access token.
       registrationManagement({ db: database.db, baseURL: `${config.authUrl}${BASE_PATH}`, safeFetch: keyFetch, development: config.env !== "production" }),
       // Paid tiers: their tables, subscriptionTier on the session, the tier's OAuth-client limit.
-      subscriptions({ db: database.db, tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
+      subscriptions({ tiers: tiers ?? createTierService({ db: database.db, checker: NO_TIER_NFTS, logger }) }),
       admin(),
       organizations({ send, invitationUrl: (id) => url(`/invitations/${encodeURIComponent(id)}`) }),
       // WebAuthn: the RP ID is AUTH_URL's host name and the only origin accepted is AUTH_URL itself

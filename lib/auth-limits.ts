@@ -203,14 +203,18 @@ export function limitAuthHandler(handler: EdgeHandler, limiters: Limiters | null
   return async function limitedHandler(req, edge) {
     const address = req.headers.get(CLIENT_IP_HEADER) ?? "unknown";
     const plan = planOf(req, edge, address);
+    const { credential } = plan;
+    // An address that keeps failing to authenticate is refused before any work; then the
+    // credential's own budget. Only read, so it is asked beside the address's ceiling (one
+    // round trip to Redis for both), and its answer counts only once the ceiling let the request by.
+    const checking = credential ? checkAll(limiters, [["authFailures", address], [credential.limit, credential.key]]) : null;
+    checking?.catch(() => {}); // its failure is met below, after the ceiling's
     for (const { limit, key } of plan.before) {
       const counted = await limiters[limit].hit(key);
       if (!counted.allowed) return tooManyRequests(counted);
     }
-    const { credential } = plan;
-    if (!credential) return handler(req, edge);
-    // An address that keeps failing to authenticate is refused before any work; then the credential's own budget.
-    const checked = await checkAll(limiters, [["authFailures", address], [credential.limit, credential.key]]);
+    if (!credential || !checking) return handler(req, edge);
+    const checked = await checking;
     if (!checked.allowed) return tooManyRequests(checked);
     const res = await handler(req, edge);
     await charge(limiters, res, credential, address);

@@ -1,6 +1,5 @@
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware } from "better-auth/api";
-import type { Kysely } from "kysely";
 import { isJsonObject } from "../../lib/json.js";
 import { hookOn } from "../hooks.js";
 import { clientLimitHook } from "./client-limit.js";
@@ -9,8 +8,6 @@ import type { TierService } from "./ownership.js";
 import { subscriptionSchema } from "./schema.js";
 import { isTierId } from "./tiers.js";
 import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
-import type { Database } from "../../lib/db/tables.js";
-import { findRecordedTier } from "../core-store/users.js";
 
 /** The tier a user's recorded `subscriptionTier` stands for ("free" when it names none). */
 export function currentTierOf(recorded: unknown): string {
@@ -41,8 +38,8 @@ const sessionShowsCurrentTier = hookOn(
  * and the tier's limit on OAuth clients. Checkout, webhook and status are Hono routes
  * (routes/subscription/subscription.ts); the mint queue runs in ./worker.ts.
  */
-export function subscriptions(options: { db: Kysely<Database>; tiers: TierService }) {
-  const { db, tiers } = options;
+export function subscriptions(options: { tiers: TierService }) {
+  const { tiers } = options;
   return {
     id: "subscriptions",
     schema: subscriptionSchema,
@@ -57,9 +54,12 @@ export function subscriptions(options: { db: Kysely<Database>; tiers: TierServic
           databaseHooks: {
             session: {
               create: {
-                // Spec, Session: subscriptionTier, the user's tier when the session began.
-                before: async (session) => {
-                  const recorded = await findRecordedTier(db, session.userId);
+                // Spec, Session: subscriptionTier, the user's tier when the session began. Read
+                // through better-auth's adapter: within the request it is the read the sign-in
+                // and the other session hooks share (plugins/core-store/user-reads.ts).
+                before: async (session, hookCtx) => {
+                  const adapter = hookCtx?.context.internalAdapter ?? ctx.internalAdapter;
+                  const recorded = ((await adapter.findUserById(session.userId)) as { subscriptionTier?: unknown } | null)?.subscriptionTier;
                   return { data: { ...session, subscriptionTier: isTierId(recorded) ? recorded : "free" } };
                 },
               },
