@@ -70,7 +70,7 @@ import { jobLeases } from "./plugins/job-lease/index.js";
 import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.js";
 import { clientKeys } from "./plugins/client-keys/index.js";
 import { hostClients } from "./plugins/host-clients/index.js";
-import { userReadsOncePerRequest } from "./plugins/core-store/user-reads.js";
+import { readsOncePerRequest } from "./plugins/core-store/request-reads.js";
 
 export interface AuthDeps {
   config: Config;
@@ -230,8 +230,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
     },
     telemetry: { enabled: false },
     plugins: [
-      // One read of a user by id per request, shared by the sign-in and the session hooks.
-      userReadsOncePerRequest(),
+      // One read of a user (by id) or an OAuth client (by client_id) per request, shared by
+      // the endpoint and its hooks (plugins/core-store/request-reads.ts).
+      readsOncePerRequest(),
       // Then first of the rest: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
       metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}`, analytics: shared.analytics }),
       // Per-client analytics (Pro): authorizations, people, refusals at the authorization step; its tables.

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { asBool } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
-import { forgetUserReads } from "./user-reads.js";
+import { forgetRequestReads } from "./request-reads.js";
 
 /**
  * better-auth's `user` table as our code reads and changes it outside better-auth's endpoints
@@ -28,7 +28,7 @@ export async function findUserIdByPubkey(db: Kysely<Database>, pubkey: string): 
 /** Sets (or clears) the account's BAP public key. */
 export async function setUserPubkey(db: Kysely<Database>, userId: string, pubkey: string | null): Promise<void> {
   await db.updateTable("user").set({ pubkey }).where("id", "=", userId).execute();
-  await forgetUserReads();
+  await forgetRequestReads();
 }
 
 /** The tier last recorded on the user's row (the subscriptions plugin keeps it current); undefined without a row. */
@@ -39,5 +39,5 @@ export async function findRecordedTier(db: Kysely<Database>, userId: string): Pr
 /** Records the user's current tier. */
 export async function setRecordedTier(db: Kysely<Database>, userId: string, tier: string): Promise<void> {
   await db.updateTable("user").set({ subscriptionTier: tier }).where("id", "=", userId).execute();
-  await forgetUserReads();
+  await forgetRequestReads();
 }

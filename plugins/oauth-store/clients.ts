@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
+import { forgetRequestReads } from "../core-store/request-reads.js";
 
 /**
  * oauth-provider's registered clients (`oauthClient`) and their RFC 8707 allow-lists
@@ -35,6 +36,7 @@ export async function listClients(db: Kysely<Database>): Promise<ClientSummary[]
 /** Disables or enables a client; false when there is no such client. */
 export async function setClientDisabled(db: Kysely<Database>, clientId: string, disabled: boolean): Promise<boolean> {
   const result = await db.updateTable("oauthClient").set({ disabled, updatedAt: new Date() }).where("clientId", "=", clientId).executeTakeFirst();
+  await forgetRequestReads();
   return Number(result.numUpdatedRows) > 0;
 }
 
@@ -51,7 +53,9 @@ export function anonymousClientIds(db: Kysely<Database>) {
 
 /** Deletes those of `clientIds` that are anonymous; their tokens and consents go with them (foreign keys). */
 export async function deleteAnonymousClients(db: Kysely<Database>, clientIds: readonly string[]): Promise<void> {
-  if (clientIds.length) await db.deleteFrom("oauthClient").where("clientId", "in", clientIds).where("userId", "is", null).where("referenceId", "is", null).execute();
+  if (!clientIds.length) return;
+  await db.deleteFrom("oauthClient").where("clientId", "in", clientIds).where("userId", "is", null).where("referenceId", "is", null).execute();
+  await forgetRequestReads();
 }
 
 /** Whether `userId` owns the client `clientId` (its public client_id). */

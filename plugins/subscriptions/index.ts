@@ -56,7 +56,7 @@ export function subscriptions(options: { tiers: TierService }) {
               create: {
                 // Spec, Session: subscriptionTier, the user's tier when the session began. Read
                 // through better-auth's adapter: within the request it is the read the sign-in
-                // and the other session hooks share (plugins/core-store/user-reads.ts).
+                // and the other session hooks share (plugins/core-store/request-reads.ts).
                 before: async (session, hookCtx) => {
                   const adapter = hookCtx?.context.internalAdapter ?? ctx.internalAdapter;
                   const recorded = ((await adapter.findUserById(session.userId)) as { subscriptionTier?: unknown } | null)?.subscriptionTier;

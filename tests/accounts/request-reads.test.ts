@@ -1,8 +1,9 @@
 import { runWithRequestState } from "@better-auth/core/context";
 import Sqlite from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgetUserReads, readUsersOncePerRequest } from "../../plugins/core-store/user-reads.js";
+import { forgetRequestReads, readOncePerRequest } from "../../plugins/core-store/request-reads.js";
 import { enrolKey, keySignIn, newIdentity } from "../helpers/bap.js";
+import { authorize, pkce, REDIRECT, registerClient, signUp, token } from "../helpers/oauth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 type Query = { model: string; where?: { field: string; value: unknown; operator?: string }[]; select?: string[]; data?: Record<string, unknown> };
@@ -10,6 +11,7 @@ type Query = { model: string; where?: { field: string; value: unknown; operator?
 /** An adapter over one in-memory user row that counts the reads that reach it. */
 function countingAdapter() {
   const row = { id: "u1", name: "Ada", subscriptionTier: "free" };
+  const client = { clientId: "c1", disabled: false, redirectUris: ["https://rp.example/cb"] };
   const calls = { findOne: 0, failNext: false };
   const adapter = {
     findOne: async (query: Query) => {
@@ -19,22 +21,23 @@ function countingAdapter() {
         calls.failNext = false;
         throw new Error("connection lost");
       }
+      if (query.model === "oauthClient") return { ...client, redirectUris: [...client.redirectUris] };
       if (query.model !== "user") return { id: "other" };
       return query.where?.[0]?.value === row.id ? { ...row } : null;
     },
     update: async (query: Query) => {
-      Object.assign(row, query.data);
-      return { ...row };
+      Object.assign(query.model === "oauthClient" ? client : row, query.data);
+      return { ...(query.model === "oauthClient" ? client : row) };
     },
   };
-  readUsersOncePerRequest(adapter as never);
-  return { adapter, calls, row };
+  readOncePerRequest(adapter as never);
+  return { adapter, calls, row, client };
 }
 
 const byId = (id: string) => ({ model: "user", where: [{ field: "id", value: id }] });
 const inRequest = <T>(fn: () => Promise<T>) => runWithRequestState(new WeakMap(), fn);
 
-describe("one read of a user by id per request (plugins/core-store/user-reads.ts)", () => {
+describe("one read of a row by its key per request (plugins/core-store/request-reads.ts)", () => {
   it("reads the row once, concurrent callers included, and gives each caller its own copy", async () => {
     const { adapter, calls } = countingAdapter();
     const [a, b, c] = await inRequest(() => Promise.all([adapter.findOne(byId("u1")), adapter.findOne(byId("u1")), adapter.findOne(byId("u1"))]));
@@ -73,7 +76,7 @@ describe("one read of a user by id per request (plugins/core-store/user-reads.ts
       await adapter.update({ model: "user", where: [{ field: "id", value: "u1" }], data: { subscriptionTier: "pro" } });
       const afterAdapterWrite = await adapter.findOne(byId("u1"));
       row.name = "Grace"; // a direct write, as plugins/core-store/users.ts makes them
-      await forgetUserReads();
+      await forgetRequestReads();
       const afterDirectWrite = await adapter.findOne(byId("u1"));
       return [before, afterAdapterWrite, afterDirectWrite] as unknown as { subscriptionTier: string; name: string }[];
     });
@@ -92,9 +95,52 @@ describe("one read of a user by id per request (plugins/core-store/user-reads.ts
     expect(user).toMatchObject({ id: "u1" });
     expect(calls.findOne).toBe(2);
   });
+  it("keeps an OAuth client by client_id the same way, with its lists copied, and forgets it when the client is written", async () => {
+    const { adapter, calls } = countingAdapter();
+    const byClientId = { model: "oauthClient", where: [{ field: "clientId", value: "c1" }] };
+    const seen = await inRequest(async () => {
+      const first = (await adapter.findOne(byClientId)) as { redirectUris: string[]; disabled: boolean };
+      first.redirectUris.push("https://attacker.example/cb");
+      const second = (await adapter.findOne(byClientId)) as { redirectUris: string[]; disabled: boolean };
+      await adapter.findOne({ model: "oauthClient", where: [{ field: "id", value: "c1" }] });
+      await adapter.update({ model: "oauthClient", where: [{ field: "clientId", value: "c1" }], data: { disabled: true } });
+      const third = (await adapter.findOne(byClientId)) as { redirectUris: string[]; disabled: boolean };
+      return { second, third };
+    });
+    expect(seen.second.redirectUris).toEqual(["https://rp.example/cb"]);
+    expect(seen.second.disabled).toBe(false);
+    expect(seen.third.disabled).toBe(true);
+    // clientId read, id read (not kept), clientId read again after the write
+    expect(calls.findOne).toBe(3);
+  });
 });
 
-describe("key sign-in with the shared user read", () => {
+/**
+ * The SQLite statements run while `fn` runs that select from `table` (better-sqlite3 has one
+ * Statement class: a statement of any database shows the methods every statement runs by).
+ */
+async function statementsReading(table: string, fn: () => Promise<unknown>): Promise<string[]> {
+  const scratch = new Sqlite(":memory:");
+  const statement = Object.getPrototypeOf(scratch.prepare("select 1")) as Record<string, (...args: unknown[]) => unknown>;
+  scratch.close();
+  const reading = new RegExp(`^select\\b[\\s\\S]*\\bfrom (\\(select \\* from )?"${table}"`, "i");
+  const seen: string[] = [];
+  const originals = Object.fromEntries(["all", "get", "iterate", "run"].map((m) => [m, statement[m]!]));
+  for (const [name, original] of Object.entries(originals)) {
+    statement[name] = function (this: { source: string }, ...args: unknown[]) {
+      if (reading.test(this.source)) seen.push(this.source);
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await fn();
+  } finally {
+    Object.assign(statement, originals);
+  }
+  return seen;
+}
+
+describe("sign-in and OAuth endpoints with the shared reads", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer();
@@ -132,24 +178,28 @@ describe("key sign-in with the shared user read", () => {
 
   it.skipIf(Boolean(process.env.TEST_DATABASE_URL))("reads the user's row once per sign-in (SQLite statements counted)", async () => {
     const { id } = await enrolled();
-    // better-sqlite3 has one Statement class: a statement of any database shows its methods.
-    const scratch = new Sqlite(":memory:");
-    const statement = Object.getPrototypeOf(scratch.prepare("select 1")) as Record<string, (...args: unknown[]) => unknown>;
-    scratch.close();
-    const userReads: string[] = [];
-    const originals = Object.fromEntries(["all", "get", "iterate", "run"].map((m) => [m, statement[m]!]));
-    for (const [name, original] of Object.entries(originals)) {
-      statement[name] = function (this: { source: string }, ...args: unknown[]) {
-        if (/^select\b[\s\S]*\bfrom "user"/i.test(this.source) || /from \(select \* from "user"/i.test(this.source)) userReads.push(this.source);
-        return original.apply(this, args);
-      };
-    }
-    try {
-      const res = await keySignIn(server, id);
-      expect(res.status).toBe(200);
-    } finally {
-      Object.assign(statement, originals);
-    }
-    expect(userReads).toHaveLength(1);
+    const reads = await statementsReading("user", async () => expect((await keySignIn(server, id)).status).toBe(200));
+    expect(reads).toHaveLength(1);
   });
+
+  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))("reads the client's row once at the authorization endpoint and once at the token endpoint (SQLite statements counted)", async () => {
+    const person = await signUp(server);
+    const client = await registerClient(server);
+    // The first authorization asks for consent; the second, counted, finds it.
+    await authorize(server, { clientId: client.client_id, cookie: person.cookie });
+    const { verifier, challenge } = pkce();
+    let code: string | null = null;
+    const atAuthorize = await statementsReading("oauthClient", async () => {
+      code = (await authorize(server, { clientId: client.client_id, cookie: person.cookie, challenge })).code;
+    });
+    expect(code).toBeTruthy();
+    const atToken = await statementsReading("oauthClient", async () => {
+      const res = await token(server, { grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+      expect(res.status).toBe(200);
+      expect(typeof res.json.access_token).toBe("string");
+    });
+    expect(atAuthorize).toHaveLength(1);
+    expect(atToken).toHaveLength(1);
+  });
+
 });
