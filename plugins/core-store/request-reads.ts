@@ -17,15 +17,19 @@ import type { BetterAuthPlugin } from "better-auth";
  * through the adapter in the same request, before it starts and after it ends, forgets what was
  * read, and so does every direct write of our own to them (plugins/core-store/users.ts and
  * plugins/oauth-store/clients.ts call forgetRequestReads), so a read after a write sees the
- * write. Nothing outlives the request: a change made by another request or instance is seen by
- * the next request, as before.
+ * write. Nothing outlives the request, and within it a row is shared for at most MAX_AGE_MS (a
+ * request that waits, or work it left running in the background, reads again): a change made
+ * by another request or instance is seen as before, give or take that second.
  */
+
+/** How long a read is shared within one request. */
+export const MAX_AGE_MS = 1000;
 
 /** The tables whose rows are read once per request, each by its key. */
 const KEYS: Readonly<Record<string, string>> = { user: "id", oauthClient: "clientId" };
 
 type Row = Record<string, unknown>;
-type Reads = Map<string, Promise<Row | null>>;
+type Reads = Map<string, { read: Promise<Row | null>; at: number }>;
 /** This memo's key in better-auth's per-request state. */
 const READS = Object.freeze({});
 let storage: Awaited<ReturnType<typeof getRequestStateAsyncLocalStorage>> | undefined;
@@ -82,20 +86,21 @@ const WRITES = ["create", "update", "updateMany", "delete", "deleteMany", "consu
 type Adapter = Record<string, unknown> & { findOne: (query: FindOne) => Promise<unknown> };
 
 /** Wraps better-auth's adapter in place (the internal adapter holds the same object). */
-export function readOncePerRequest(adapter: Adapter): void {
+export function readOncePerRequest(adapter: Adapter, maxAgeMs = MAX_AGE_MS): void {
   const findOne = adapter.findOne.bind(adapter);
   adapter.findOne = async (query: FindOne) => {
     const key = keyOf(query);
     const memo = key === null ? null : await readsOfThisRequest();
     if (key === null || !memo) return findOne(query);
-    let read = memo.get(key);
-    if (!read) {
-      read = findOne(query) as Promise<Row | null>;
-      memo.set(key, read);
+    const now = performance.now();
+    let kept = memo.get(key);
+    if (!kept || now - kept.at > maxAgeMs) {
+      const entry = { read: findOne(query) as Promise<Row | null>, at: now };
+      memo.set(key, (kept = entry));
       // A failed read is not kept: the next caller tries again.
-      read.catch(() => memo.get(key) === read && memo.delete(key));
+      entry.read.catch(() => memo.get(key) === entry && memo.delete(key));
     }
-    const row = await read;
+    const row = await kept.read;
     return row ? copyOf(row) : null;
   };
   for (const name of WRITES) {

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 type Query = { model: string; where?: { field: string; value: unknown; operator?: string }[]; select?: string[]; data?: Record<string, unknown> };
 
 /** An adapter over one in-memory user row that counts the reads that reach it. */
-function countingAdapter() {
+function countingAdapter(maxAgeMs?: number) {
   const row = { id: "u1", name: "Ada", subscriptionTier: "free" };
   const client = { clientId: "c1", disabled: false, redirectUris: ["https://rp.example/cb"] };
   const calls = { findOne: 0, failNext: false };
@@ -30,7 +30,7 @@ function countingAdapter() {
       return { ...(query.model === "oauthClient" ? client : row) };
     },
   };
-  readOncePerRequest(adapter as never);
+  readOncePerRequest(adapter as never, maxAgeMs);
   return { adapter, calls, row, client };
 }
 
@@ -83,6 +83,19 @@ describe("one read of a row by its key per request (plugins/core-store/request-r
     expect(seen.map((u) => u.subscriptionTier)).toEqual(["free", "pro", "pro"]);
     expect(seen.map((u) => u.name)).toEqual(["Ada", "Ada", "Grace"]);
     expect(calls.findOne).toBe(3);
+  });
+
+  it("shares a read for a short while only, within the same request", async () => {
+    const { adapter, calls } = countingAdapter(20);
+    await inRequest(async () => {
+      await adapter.findOne(byId("u1"));
+      await adapter.findOne(byId("u1"));
+      expect(calls.findOne).toBe(1);
+      await new Promise((ok) => setTimeout(ok, 40));
+      await adapter.findOne(byId("u1"));
+      await adapter.findOne(byId("u1"));
+    });
+    expect(calls.findOne).toBe(2);
   });
 
   it("does not keep a failed read: the next caller asks again", async () => {
