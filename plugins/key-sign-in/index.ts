@@ -83,11 +83,15 @@ export function keySignIn(options: KeySignInOptions) {
     throw APIError.from("BAD_REQUEST", CODES.RESERVED_EMAIL_DOMAIN);
   }
 
-  /** The registration record of `bapId` and the account it belongs to (read together, see signInWithKey). */
+  /**
+   * The registration record of `bapId`. Its account's row is read meanwhile, for the request's
+   * memo (plugins/core-store/request-reads.ts): the handler's own read below then shares it. A
+   * failed read is not kept, so the handler meets it by reading again.
+   */
   async function namedProfile(adapter: Pick<AuthContext["internalAdapter"], "findUserById">, bapId: string) {
     const profile = await findIdentity(options.db, bapId);
-    const account = profile ? await adapter.findUserById(profile.userId) : null;
-    return { profile, account };
+    if (profile) adapter.findUserById(profile.userId).catch(() => {});
+    return profile;
   }
 
   return {
@@ -112,16 +116,15 @@ export function keySignIn(options: KeySignInOptions) {
         async (ctx) => {
           const raw = await rawBody(ctx.request, maxBody);
           const { bapId, signedBody } = parseSignInBody(raw);
-          // The named profile and its account are read while the token's replay record is
-          // written: reads only, and nothing read is used unless the signature holds.
+          // The named profile (and its account, namedProfile) is read while the token's replay
+          // record is written: reads only, and nothing read is used unless the signature holds.
           const named = bapId ? namedProfile(ctx.context.internalAdapter, bapId) : null;
           named?.catch(() => {}); // met below, once the signature holds
           const signer = await verify(ctx.headers?.get("x-auth-token") ?? null, basePath + signInPath, signedBody);
 
           let profile: BapIdentity | null;
-          let account: Awaited<ReturnType<typeof ctx.context.internalAdapter.findUserById>> | undefined;
           if (named) {
-            ({ profile, account } = await named);
+            profile = await named;
           } else {
             // No bapId: the caller's primary profile in force (the list is primary first), found by the key that signed.
             const mine = await listIdentitiesOfMemberKey(options.db, signer);
@@ -136,7 +139,7 @@ export function keySignIn(options: KeySignInOptions) {
           // the mailbox after this identity was attached, and has not confirmed it since.
           if (isSuspended(profile)) throw APIError.from("FORBIDDEN", CODES.IDENTITY_SUSPENDED);
 
-          const user = account !== undefined ? account : await ctx.context.internalAdapter.findUserById(profile.userId);
+          const user = await ctx.context.internalAdapter.findUserById(profile.userId);
           if (!user) throw APIError.from("FORBIDDEN", CODES.RESTORE_PROFILE_NOT_FOUND);
           if ((user as { banned?: boolean }).banned) throw APIError.from("FORBIDDEN", CODES.BANNED_USER);
           const session = await ctx.context.internalAdapter.createSession(user.id, false, { selectedBapId: profile.bapId });
