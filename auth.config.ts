@@ -71,6 +71,7 @@ import { MACHINE_SCOPES, machineClients } from "./plugins/machine-clients/index.
 import { clientKeys } from "./plugins/client-keys/index.js";
 import { hostClients } from "./plugins/host-clients/index.js";
 import { readsOncePerRequest } from "./plugins/core-store/request-reads.js";
+import { assertionKeysInsertedQuietly } from "./plugins/oauth-store/assertion-keys.js";
 
 export interface AuthDeps {
   config: Config;
@@ -233,6 +234,9 @@ function buildOptions({ config, database, logger, redis, shared, tiers }: AuthDe
       // One read of a user (by id) or an OAuth client (by client_id) per request, shared by
       // the endpoint and its hooks (plugins/core-store/request-reads.ts).
       readsOncePerRequest(),
+      // A spent assertion key is told without a failed statement, so a replay inside the token
+      // endpoint's transaction is still invalid_client (plugins/oauth-store/assertion-keys.ts).
+      assertionKeysInsertedQuietly(database.db),
       // Then first of the rest: its after hooks count each endpoint's own answer (tokens by grant, sign-ins by method).
       metrics({ metrics: shared.metrics, keySignInPath: `/sign-in/${config.sigmaServiceName}`, analytics: shared.analytics }),
       // Per-client analytics (Pro): authorizations, people, refusals at the authorization step; its tables.

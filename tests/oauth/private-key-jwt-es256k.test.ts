@@ -88,4 +88,24 @@ describe("private_key_jwt", () => {
     expect(again.status).toBeGreaterThanOrEqual(400);
     expect(again.json.error).toBe("invalid_client");
   });
+
+  // The refresh grant runs in one transaction (lib/atomic-refresh.ts): the replay is told without
+  // a failed statement in it (plugins/oauth-store/assertion-keys.ts), on SQLite and PostgreSQL.
+  it("a replayed ES256K assertion is refused at the refresh grant, and the grant goes on", async () => {
+    const key = bitcoinKey();
+    const { clientId, kid } = await keyClient(key);
+    const first = await redeem(clientId, await assertion(key, clientId, kid));
+    expect(first.status, first.text).toBe(200);
+    const refresh = (refreshToken: string, clientAssertion: string) =>
+      token(server, { grant_type: "refresh_token", refresh_token: refreshToken, client_assertion_type: ASSERTION_TYPE, client_assertion: clientAssertion });
+    const once = await assertion(key, clientId, kid);
+    const rotated = await refresh(first.json.refresh_token, once);
+    expect(rotated.status, rotated.text).toBe(200);
+    const again = await refresh(rotated.json.refresh_token, once);
+    expect(again.status).toBe(400);
+    expect(again.json.error).toBe("invalid_client");
+    // The replay spent nothing: the refresh token it presented still rotates with a fresh assertion.
+    const fresh = await refresh(rotated.json.refresh_token, await assertion(key, clientId, kid));
+    expect(fresh.status, fresh.text).toBe(200);
+  });
 });
