@@ -100,7 +100,7 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
       shapes.set(name, { names, shaped });
       return shaped;
     };
-    const db = new Kysely<Database>({ dialect: withConnectionRules(pool.dialect, units) });
+    const db = new Kysely<Database>({ dialect: withConnectionRules(pool.dialect, units, { failedTransactionRefuses: true }) });
     return {
       db,
       type: "postgres",
@@ -128,7 +128,7 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
     };
   }
   const sqlite = sqliteDialect(target.file, options);
-  const db = new Kysely<Database>({ dialect: withConnectionRules(sqlite.dialect, units, sqliteParameters) });
+  const db = new Kysely<Database>({ dialect: withConnectionRules(sqlite.dialect, units, { bind: sqliteParameters }) });
   return {
     db,
     type: "sqlite",

@@ -70,7 +70,18 @@ export function asKnownError(err: unknown): unknown {
  * hands out, in place: the drivers keep private state on their connection objects
  * (PostgreSQL's release), so a wrapper object would not do.
  */
-export function withConnectionRules(dialect: Dialect, units: AsyncLocalStorage<Unit>, bind: (query: CompiledQuery) => CompiledQuery = (query) => query): Dialect {
+export function withConnectionRules(
+  dialect: Dialect,
+  units: AsyncLocalStorage<Unit>,
+  {
+    bind = (query) => query,
+    failedTransactionRefuses = false,
+  }: {
+    bind?: (query: CompiledQuery) => CompiledQuery;
+    /** PostgreSQL: a transaction refuses every statement after one failed, until it ends. */
+    failedTransactionRefuses?: boolean;
+  } = {},
+): Dialect {
   const wrap = (conn: DatabaseConnection & { [wrapped]?: true }) => {
     if (conn[wrapped]) return conn;
     const executeQuery = conn.executeQuery.bind(conn);
@@ -129,9 +140,17 @@ export function withConnectionRules(dialect: Dialect, units: AsyncLocalStorage<U
       const held = (unit: Unit) => (unit.conn ??= open(unit));
       // Inside a unit, Kysely gets a stand-in: a read before the unit's first write runs on a
       // connection of its own; a write, a transaction, and anything after them, on the unit's.
+      // After a statement of the unit failed, a PostgreSQL transaction refuses everything until
+      // it ends (25P02, a 500): there a write meets the unit's own failure again, and a read (an
+      // error path looking something up, say) runs on a connection of its own, outside the
+      // transaction, which is rolled back whatever the read finds. (SQLite's transaction goes
+      // on, and its only connection is the unit's.)
       const standIn = (unit: Unit): DatabaseConnection => ({
         async executeQuery(query) {
-          if (unit.open && (unit.conn || !isRead(query))) {
+          const read = isRead(query);
+          const refused = failedTransactionRefuses && unit.failed !== undefined;
+          if (unit.open && refused && !read) throw unit.failed;
+          if (unit.open && !refused && (unit.conn || !read)) {
             try {
               return await (await held(unit)).executeQuery(query);
             } catch (err) {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,7 @@ import SQLite from "better-sqlite3";
 import { sql, type Generated } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../../lib/db/connection.js";
+import { UniqueViolation } from "../../lib/errors.js";
 import { useTestServer } from "../helpers/fixtures.js";
 import { signUp } from "../helpers/oauth.js";
 
@@ -266,6 +268,38 @@ describe("Database.atomically (one transaction on one connection)", () => {
     expect(await names()).toEqual(["soon 1", "soon 2", "kept 1", "kept 2"]);
     other.close();
     await database.close();
+  });
+});
+
+describe.runIf(Boolean(process.env.TEST_DATABASE_URL))("Database.atomically on PostgreSQL, after a statement of the unit failed", () => {
+  it("a read still answers (outside the aborted transaction), a write meets the unit's failure, and nothing is kept", async () => {
+    const database = createDb({ kind: "postgres", url: process.env.TEST_DATABASE_URL! });
+    // A table of this test's own: other test files share the database.
+    const table = `idp_unit_${randomBytes(6).toString("hex")}`;
+    await sql`create table ${sql.table(table)} (id integer primary key, name text not null)`.execute(database.db);
+    const db = database.db.withTables<Record<string, { id: number; name: string }>>();
+    const names = async () => (await db.selectFrom(table).select("name").orderBy("id").execute()).map((r) => r.name);
+    try {
+      await db.insertInto(table).values({ id: 1, name: "first" }).execute();
+      let read: string[] | undefined;
+      let write: unknown;
+      await expect(
+        database.atomically(async () => {
+          await db.insertInto(table).values({ id: 2, name: "second" }).execute();
+          await db.insertInto(table).values({ id: 1, name: "clash" }).execute().catch(() => {});
+          // Inside the aborted transaction this read was refused (25P02), a 500 for an error path that looks something up.
+          read = await names();
+          write = await db.insertInto(table).values({ id: 3, name: "third" }).execute().catch((err: unknown) => err);
+          return 200;
+        }),
+      ).rejects.toBeInstanceOf(UniqueViolation);
+      expect(read).toEqual(["first"]);
+      expect(write).toBeInstanceOf(UniqueViolation);
+      expect(await names()).toEqual(["first"]);
+    } finally {
+      await sql`drop table ${sql.table(table)}`.execute(database.db);
+      await database.close();
+    }
   });
 });
 
