@@ -3,6 +3,9 @@ import type { Kysely } from "kysely";
 import { UniqueViolation } from "../../lib/errors.js";
 import type { Database } from "../../lib/db/tables.js";
 
+/** The SQLSTATE a failed insert of a spent key raised, which the raised UniqueViolation carries. */
+const UNIQUE_VIOLATION = "23505";
+
 /**
  * A single-use assertion's key (oauth-provider's `oauthClientAssertion` tombstone: a
  * private_key_jwt `jti`, an ID-JAG's) is spent by inserting it, and a second use is told by the
@@ -27,7 +30,7 @@ export function insertAssertionKeysQuietly(adapter: { create: (query: { model: s
       .values({ id, expiresAt })
       .onConflict((conflict) => conflict.column("id").doNothing())
       .executeTakeFirst();
-    if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) throw new UniqueViolation({ code: "23505" });
+    if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) throw new UniqueViolation({ code: UNIQUE_VIOLATION });
     return { id, expiresAt };
   };
 }
