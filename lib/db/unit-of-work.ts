@@ -147,10 +147,10 @@ export function withConnectionRules(
       // on, and its only connection is the unit's.)
       const standIn = (unit: Unit): DatabaseConnection => ({
         async executeQuery(query) {
-          const read = isRead(query);
+          // isRead (a pattern) only where the answer depends on it: not once the unit holds its connection.
           const refused = failedTransactionRefuses && unit.failed !== undefined;
-          if (unit.open && refused && !read) throw unit.failed;
-          if (unit.open && !refused && (unit.conn || !read)) {
+          if (unit.open && refused && !isRead(query)) throw unit.failed;
+          if (unit.open && !refused && (unit.conn || !isRead(query))) {
             try {
               return await (await held(unit)).executeQuery(query);
             } catch (err) {
