@@ -66,7 +66,24 @@ function limitOf(edge: AuthRequest, keyRoutes: ReadonlySet<string>): LimitName {
 
 const CREDENTIAL_LIMITS: ReadonlySet<LimitName> = new Set<CredentialLimit>(["client", "token", "agent", "session", "keySignIn"]);
 
-const digest = (value: string) => createHash("sha256").update(value).digest("base64url").slice(0, 32);
+/**
+ * Digests already taken, by value (a client or page sends the same credential again and again);
+ * the oldest dropped first. Only values of a token's size are kept: a bearer value is unverified
+ * here, and a long one must not hold its length in memory.
+ */
+const digests = new Map<string, string>();
+const DIGESTS_KEPT = 4096;
+const DIGESTED_MAX_LENGTH = 256;
+
+function digest(value: string): string {
+  const known = digests.get(value);
+  if (known !== undefined) return known;
+  const taken = createHash("sha256").update(value).digest("base64url").slice(0, 32);
+  if (value.length > DIGESTED_MAX_LENGTH) return taken;
+  if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value!);
+  digests.set(value, taken);
+  return taken;
+}
 
 /** The `token` limit's key for a bearer token (the fast lane's userinfo counts the same key). */
 export const tokenLimitKey = (token: string) => `token:${digest(token)}`;

@@ -123,6 +123,17 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
     }
     return `${out}}`;
   };
+  const shownColumns = [...session, ...user];
+  /**
+   * The last answer written for each token, with the row and replacements it was written from.
+   * A session is read afresh on every request; only when that read gives back the very values
+   * of the last one (a page polling get-session) are its bytes not written again.
+   */
+  const last = new Map<string, { row: Record<string, unknown>; replace: Record<string, unknown> | undefined; json: string }>();
+  const sameValues = (a: Record<string, unknown>, b: Record<string, unknown>) => {
+    for (const c of shownColumns) if (!Object.is(a[c.alias], b[c.alias])) return false;
+    return true;
+  };
   return (sessionToken: string): Awaitable<SessionJson | null> =>
     thenOrNow(read([sessionToken]), (row) => {
       if (!row) return null;
@@ -133,9 +144,28 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
           const c = byKey[table].get(key);
           return c ? valueOf(c, row[c.alias]) : undefined;
         },
-        json: (replace) => `{"session":${written(row, session, replace)},"user":${written(row, user)}}`,
+        json(replace) {
+          const kept = last.get(sessionToken);
+          if (kept && sameReplacement(kept.replace, replace) && sameValues(kept.row, row)) return kept.json;
+          const json = `{"session":${written(row, session, replace)},"user":${written(row, user)}}`;
+          if (!kept && last.size >= LAST_ANSWERS) last.delete(last.keys().next().value!);
+          last.set(sessionToken, { row, replace, json });
+          return json;
+        },
       };
     });
+}
+
+/** The most tokens sessionJsonReader keeps a last answer for (the oldest is dropped first). */
+const LAST_ANSWERS = 1000;
+
+/** Whether two replacements (a key or two of plain values) set the same fields to the same values. */
+function sameReplacement(a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (!Object.hasOwn(b, key) || !Object.is(a[key], b[key])) return false;
+  return true;
 }
 
 type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type">;

@@ -136,7 +136,8 @@ export function getSessionLaneRoute({ context, path, database, redis }: FastSess
     const header = req.headers.cookie;
     // One session cookie only: with another `*.session_token` cookie beside it the app's limiter
     // may key the request differently (lib/auth-limits.ts takes the first), so the app answers.
-    if (header && ctx && header.split(".session_token=").length === 2) {
+    const first = header ? header.indexOf(".session_token=") : -1;
+    if (header && ctx && first >= 0 && header.indexOf(".session_token=", first + 1) < 0) {
       const cookies = cookiesOf(header);
       const { sessionToken, sessionData, dontRememberToken } = ctx.authCookies;
       const values = cookies.get(sessionToken.name);

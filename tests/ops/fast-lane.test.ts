@@ -163,6 +163,42 @@ describe("fast get-session", () => {
     }
   });
 
+  // From the database: with Redis (TEST_REDIS_URL) sessions are read from better-auth's copies there, which a direct update of the table does not change.
+  it.skipIf(!!process.env.TEST_REDIS_URL)("a session read again unchanged answers the same bytes, each session its own, and any change is in the very next answer", async () => {
+    const ctx = await server.auth.$context;
+    const route = getSessionLaneRoute({ context: Promise.resolve(ctx as unknown as FastSessionContext), path: "/api/auth/get-session", database: server.database });
+    await new Promise((r) => setImmediate(r));
+    const first = await signUp("again");
+    // A second session of the same person: the same user row, another session row.
+    const second = await fetch(`${server.url}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.url },
+      body: JSON.stringify({ email: (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie: first.cookie } })).json()).user.email, password: "correct horse battery staple" }),
+    });
+    expect(second.status).toBe(200);
+    const secondCookie = second.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const answer = async (cookie: string) => JSON.parse((await route.answer({ headers: { cookie }, body: "" }))!.body);
+    const a = await answer(first.cookie);
+    const b = await answer(secondCookie);
+    expect(a.session.id).not.toBe(b.session.id);
+    for (let round = 0; round < 3; round++) {
+      expect(await answer(first.cookie)).toEqual(a);
+      expect(await answer(secondCookie)).toEqual(b);
+    }
+    await server.db.updateTable("user").set({ name: "Renamed Person" }).where("id", "=", first.userId).execute();
+    expect((await answer(first.cookie)).user.name).toBe("Renamed Person");
+    expect((await answer(secondCookie)).user.name).toBe("Renamed Person");
+    await server.db.updateTable("user").set({ subscriptionTier: "plus" }).where("id", "=", first.userId).execute();
+    expect((await answer(first.cookie)).session.subscriptionTier).toBe("plus");
+    await server.db.updateTable("session").set({ userAgent: "changed/1.0" }).where("token", "=", first.token).execute();
+    const changed = await answer(first.cookie);
+    expect(changed.session.userAgent).toBe("changed/1.0");
+    expect((await answer(secondCookie)).session.userAgent).not.toBe("changed/1.0");
+    await expectAppBytes(route, first.cookie, "after the changes");
+    await server.db.deleteFrom("session").where("token", "=", first.token).execute();
+    expect(await route.answer({ headers: { cookie: first.cookie }, body: "" })).toBeNull();
+  });
+
   it("the current tier, a signed-out session and a made-up cookie answer as better-auth does", async () => {
     const cookie = await signedIn();
     const userId = (await (await fetch(`${server.url}/api/auth/get-session`, { headers: { cookie } })).json()).user.id;
