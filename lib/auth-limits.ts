@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { keep } from "./kept.js";
 import { parseAuthToken } from "bitcoin-auth";
 import { AUTH_PATHS } from "./auth-endpoints.js";
 import type { AuthRequest, EdgeHandler } from "./auth-request.js";
@@ -79,9 +80,7 @@ function digest(value: string): string {
   const known = digests.get(value);
   if (known !== undefined) return known;
   const taken = createHash("sha256").update(value).digest("base64url").slice(0, 32);
-  if (value.length > DIGESTED_MAX_LENGTH) return taken;
-  if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value!);
-  digests.set(value, taken);
+  if (value.length <= DIGESTED_MAX_LENGTH) keep(digests, value, taken, DIGESTS_KEPT);
   return taken;
 }
 

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { preparedRowReader, thenOrNow, type Awaitable, type DatabaseHandle } from "../../lib/db/connection.js";
 import { asDate, rowReader } from "../../lib/db/sqlite-values.js";
 import type { Database } from "../../lib/db/tables.js";
+import { keep } from "../../lib/kept.js";
 
 /**
  * better-auth's `session` table as our code reads and changes it outside a better-auth request
@@ -148,8 +149,7 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
           const kept = last.get(sessionToken);
           if (kept && sameReplacement(kept.replace, replace) && sameValues(kept.row, row)) return kept.json;
           const json = `{"session":${written(row, session, replace)},"user":${written(row, user)}}`;
-          if (!kept && last.size >= LAST_ANSWERS) last.delete(last.keys().next().value!);
-          last.set(sessionToken, { row, replace, json });
+          keep(last, sessionToken, { row, replace, json }, LAST_ANSWERS);
           return json;
         },
       };

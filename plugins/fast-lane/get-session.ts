@@ -5,6 +5,7 @@ import { sessionLimitKey } from "../../lib/auth-limits.js";
 import { verifiedCookieToken } from "../../lib/auth-request.js";
 import type { LaneAnswer, LaneRequest, LaneRoute } from "../../lib/fast-lane.js";
 import { thenOrNow, type Awaitable } from "../../lib/db/connection.js";
+import { keep } from "../../lib/kept.js";
 import { currentTierOf, withCurrentTier } from "../subscriptions/index.js";
 import { sessionJsonReader, type SessionJson } from "../core-store/sessions.js";
 import { storedSessionReads, type StoredRead, type StoredSession } from "./stored-sessions.js";
@@ -24,7 +25,9 @@ import { storedSessionReads, type StoredRead, type StoredSession } from "./store
  *     (`updateAge`: better-auth then extends it and sets the cookie again).
  * Anything else (no cookie, a bad signature, an expired session, a refresh due, a query string)
  * goes to better-auth's endpoint. Nothing is cached: each answer reads the session, so a signed-out
- * or revoked session is gone at once on every instance.
+ * or revoked session is gone at once on every instance. What is kept is only the writing out: when
+ * the read gives back the very values (or copy and revocation mark) the last answer for that token
+ * was made of, those bytes answer again, after the expiry and sliding-refresh check of this moment.
  */
 /** What this route reads of better-auth's context (`auth.$context`). */
 export type FastSessionContext = Pick<AuthContext, "sessionConfig" | "authCookies" | "secret" | "tables"> & {
@@ -48,6 +51,9 @@ export interface FastSessionOptions {
    */
   redis?: Redis;
 }
+
+/** The most tokens whose last answer from Redis is kept (the oldest is dropped first). */
+const LAST_ANSWERS = 1000;
 
 /** `row` without the fields in `hidden` (better-auth's output filter, its hidden fields found once by leftOut). */
 function shown(row: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
@@ -93,6 +99,12 @@ export function getSessionLaneRoute({ context, path, database, redis }: FastSess
   let stored: { reads: ReturnType<typeof storedSessionReads>; hidden: { session: Set<string>; user: Set<string> } } | null = null;
   /** Each request's read of its copy in Redis, started beside the limiter's step (`early`). */
   const started = new WeakMap<LaneRequest, Promise<StoredRead>>();
+  /**
+   * The last answer made from each token's copy in Redis, with the copy's text and the user's
+   * revocation mark it was made of: both are read again on every request, and only when both
+   * are what they were is the copy not parsed and written out again.
+   */
+  const lastStored = new Map<string, { userId: string; text: string; mark: string | null | undefined; expiresAt: number; answer: LaneAnswer }>();
   void context.then((c) => {
     ctx = c;
     findSession = (token) => c.internalAdapter.findSession(token);
@@ -172,7 +184,21 @@ export function getSessionLaneRoute({ context, path, database, redis }: FastSess
       if (!token || !context) return null;
       if (stored) {
         const { reads, hidden } = stored;
-        return (started.get(req) ?? reads.start(token)).then((read) => reads.finish(token, read)).then((found) => storedAnswerOf(found, hidden, context));
+        return (started.get(req) ?? reads.start(token)).then((read) => {
+          // The copy and the mark read now are the ones the last answer was made of: only the
+          // time (expiry, sliding refresh) can have changed it.
+          const kept = lastStored.get(token);
+          if (kept && read.userId !== undefined && read.userId === kept.userId && read.text === kept.text && read.mark === kept.mark) {
+            return quiet(kept.expiresAt, context) ? kept.answer : null;
+          }
+          return reads.finish(token, read).then((found) => {
+            const answer = storedAnswerOf(found, hidden, context);
+            if (answer && found && read.userId === found.session.userId && read.text !== null) {
+              keep(lastStored, token, { userId: read.userId, text: read.text, mark: read.mark, expiresAt: Date.parse(found.session.expiresAt ?? ""), answer }, LAST_ANSWERS);
+            }
+            return answer;
+          });
+        });
       }
       if (readJson) return thenOrNow(readJson(token), (found) => jsonAnswerOf(found, context));
       return thenOrNow(findSession(token), (found) => answerOf(found, context));

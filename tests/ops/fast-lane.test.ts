@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { useTestServer } from "../helpers/fixtures.js";
 import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
 import { getSessionLaneRoute, type FastSessionContext } from "../../plugins/fast-lane/get-session.js";
@@ -276,6 +276,36 @@ describe.skipIf(!process.env.TEST_REDIS_URL)("fast get-session with Redis", () =
       await redis().set(key, JSON.stringify(copy), "KEEPTTL");
       await expectAppBytes(route, cookie, state);
     }
+  });
+
+  it("a copy read again unchanged answers the same bytes; a changed copy, a mark or the session's expiry is in the very next answer", async () => {
+    const route = await laneRoute();
+    const { cookie, token, userId } = await signedIn();
+    const key = `idp:${token}`;
+    const answer = () => route.answer({ headers: { cookie }, body: "" });
+    // The first read learns the token's user; from the second on the mark comes with the copy.
+    for (let i = 0; i < 4; i++) await expectAppBytes(route, cookie, `read ${i + 1}`);
+    const copy = JSON.parse((await redis().get(key))!);
+    copy.user.name = "Renamed In The Copy";
+    await redis().set(key, JSON.stringify(copy), "KEEPTTL");
+    expect(JSON.parse((await answer())!.body).user.name).toBe("Renamed In The Copy");
+    await expectAppBytes(route, cookie, "the changed copy, read again");
+    // Past the session's expiry, the same copy and mark answer nothing (the app then answers).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.parse(copy.session.expiresAt) + 1000);
+      expect(await answer()).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await answer())?.status).toBe(200);
+    // A revocation mark beside an unchanged copy.
+    await redis().set(`idp:revoked-sessions-before-${userId}`, String(Date.now() + 1000), "EX", 600);
+    expect(await answer()).toBeNull();
+    await redis().del(`idp:revoked-sessions-before-${userId}`);
+    expect((await answer())?.status).toBe(200);
+    await redis().del(key);
+    expect(await answer()).toBeNull();
   });
 
   it("a copy left behind by a revocation is refused, by better-auth's mark under the name it uses, whether the token's user was known or not", async () => {
