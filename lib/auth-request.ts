@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { authEndpointOf, AUTH_PATHS, type AuthEndpoint } from "./auth-endpoints.js";
+import { keep } from "./kept.js";
 import { rawFormOf } from "./validate.js";
 
 /**
@@ -98,8 +99,7 @@ export function verifiedCookieToken(value: string, secret: string): string | und
   const token = checkedCookieToken(value, secret);
   if (token === undefined) return undefined;
   if (!known) verifiedValues.set(secret, (known = new Map()));
-  if (known.size >= VERIFIED_MAX) known.delete(known.keys().next().value!);
-  known.set(value, token);
+  keep(known, value, token, VERIFIED_MAX);
   return token;
 }
 

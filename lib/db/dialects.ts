@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import { PostgresDialect, SqliteDialect, type Dialect, type SqliteDatabase } from "kysely";
 import pg from "pg";
+import { keep } from "../kept.js";
 import { sqliteValue } from "./sqlite-values.js";
 
 /**
@@ -286,8 +287,7 @@ function withStatementCache(sqlite: SQLite.Database, max = 1000): SqliteDatabase
       const cached = statements.get(sql);
       if (cached && !cached.busy) return cached;
       const statement = sqlite.prepare(sql);
-      if (!cached && statements.size >= max) statements.delete(statements.keys().next().value!);
-      statements.set(sql, statement);
+      keep(statements, sql, statement, max);
       return statement;
     },
   };

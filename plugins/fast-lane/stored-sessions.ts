@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { keep } from "../../lib/kept.js";
 import { secondaryStorageKey } from "../../lib/redis.js";
 
 /**
@@ -123,8 +124,7 @@ export function storedSessionReads(redis: Redis) {
       // The mark was read beside the copy when its user was known (and is the copy's user).
       const mark = read.userId === userId ? (read.mark ?? null) : await redis.get(secondaryStorageKey(revokedBeforeKey(userId)));
       if (read.userId !== userId) {
-        if (owners.size >= REMEMBERED && !owners.has(token)) owners.delete(owners.keys().next().value!);
-        owners.set(token, userId);
+        keep(owners, token, userId, REMEMBERED);
       }
       return revokedBy(stored, mark) ? null : stored;
     },
