@@ -1,4 +1,4 @@
-import { getOAuthProviderApi, type OAuthProviderExtension } from "@better-auth/oauth-provider";
+import type { OAuthProviderExtension } from "@better-auth/oauth-provider";
 import type { BetterAuthPlugin } from "better-auth";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import type { Kysely } from "kysely";
@@ -8,15 +8,13 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
 import { parseJsonOrNull } from "../../lib/json.js";
 import { grantedDetailsOfRefreshToken, recordGrantedDetails } from "../oauth-store/authorization-details.js";
+import { providerApi } from "../oauth-store/provider-api.js";
 import { validateAuthorizationDetails, type AuthorizationDetail } from "./details.js";
 import { authorizationDetailsSchema } from "./schema.js";
 import { AUTHORIZATION_DETAILS_TYPES } from "./types.js";
 
 export { describeAuthorizationDetails, isSubsetOfDetails, validateAuthorizationDetails, type AuthorizationDetail, type DetailsCheck } from "./details.js";
 export { AUTHORIZATION_DETAILS_TYPES } from "./types.js";
-
-type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
-type ProviderOptions = Parameters<typeof getOAuthProviderApi>[1];
 
 /** RFC 9396 §5. */
 export const INVALID_AUTHORIZATION_DETAILS = "invalid_authorization_details";
@@ -35,11 +33,6 @@ export function authorizationDetailsProblem(params: Record<string, unknown>): st
   // Details are shown to the person every time: a request that forbids asking cannot carry them.
   if (typeof params.prompt === "string" && params.prompt.split(" ").includes("none")) return "authorization_details always need the person's consent, so prompt=none cannot carry them";
   return null;
-}
-
-function providerApi(ctx: { context: { getPlugin(id: string): unknown } }) {
-  const provider = ctx.context.getPlugin("oauth-provider") as { options: ProviderOptions } | null;
-  return provider ? getOAuthProviderApi(ctx as unknown as EndpointContext, provider.options) : null;
 }
 
 /**

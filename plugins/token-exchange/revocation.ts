@@ -1,4 +1,3 @@
-import { getOAuthProviderApi } from "@better-auth/oauth-provider";
 import { createAuthMiddleware, isAPIError } from "better-auth/api";
 import type { Kysely } from "kysely";
 import { basicCredentialsOf } from "../../lib/auth-request.js";
@@ -6,9 +5,8 @@ import { AUTH_PATHS } from "../../lib/auth-endpoints.js";
 import type { Database } from "../../lib/db/tables.js";
 import { findRefreshTokenGrant } from "../oauth-store/adapter.js";
 import { revokeExchangesOfGrant } from "../oauth-store/exchanges.js";
+import { providerApi } from "../oauth-store/provider-api.js";
 import { hookOn, type Hook } from "../hooks.js";
-
-type EndpointContext = Parameters<typeof getOAuthProviderApi>[0];
 
 /** The client a revocation request names: Basic credentials (RFC 6749 §2.3.1, form-encoded) or `client_id` in the form. */
 function requestingClient(ctx: { request?: Request; body?: unknown }): string | null {
@@ -25,11 +23,6 @@ function requestingClient(ctx: { request?: Request; body?: unknown }): string | 
 }
 
 type RefreshGrant = NonNullable<Awaited<ReturnType<typeof findRefreshTokenGrant>>>;
-
-function providerApi(ctx: { context: { getPlugin(id: string): unknown } }) {
-  const provider = ctx.context.getPlugin("oauth-provider") as { options: Parameters<typeof getOAuthProviderApi>[1] } | null;
-  return provider ? getOAuthProviderApi(ctx as unknown as EndpointContext, provider.options) : null;
-}
 
 /**
  * A refresh token used again after its rotation makes oauth-provider delete the whole family of
