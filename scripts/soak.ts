@@ -152,6 +152,8 @@ async function serve(port: number) {
 export interface RouteFigures {
   route: string;
   requests: number;
+  /** How many of its requests succeeded in the measured phase (after warm-up): the latencies p50 and p99 are taken from. */
+  measured: number;
   /** Over the measured phase (after warm-up); null when no request of it succeeded there. */
   p50: number | null;
   p99: number | null;
@@ -181,6 +183,19 @@ export function quantile(values: number[], q: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** Fewer measured requests than this, and a nearest-rank p99 is the slowest of them. */
+export const P99_SAMPLES = 100;
+
+/**
+ * The routes whose p99 rests on fewer than {@link P99_SAMPLES} requests, said plainly: their
+ * p99 is their slowest single request (backup sync, sent every 4 s, always is in a short run).
+ */
+export function thinTails(routes: RouteFigures[]): string[] {
+  return routes
+    .filter((r) => r.measured > 0 && r.measured < P99_SAMPLES)
+    .map((r) => `${r.route}: p99 of ${r.measured} measured request${r.measured === 1 ? "" : "s"} is the slowest of them (nearest rank; ${P99_SAMPLES} or more are needed for it to be anything else)`);
 }
 
 /**
@@ -311,7 +326,7 @@ class Recorder {
     return names.map((route) => {
       const { requests, failures } = this.counts.get(route)!;
       const ms = this.latencies.get(route) ?? [];
-      return { route, requests, p50: round(quantile(ms, 0.5)), p99: round(quantile(ms, 0.99)), errors: Object.values(failures).reduce((a, b) => a + b, 0), failures };
+      return { route, requests, measured: ms.length, p50: round(quantile(ms, 0.5)), p99: round(quantile(ms, 0.99)), errors: Object.values(failures).reduce((a, b) => a + b, 0), failures };
     });
   }
 }
@@ -520,10 +535,10 @@ async function main() {
   if (asJson) {
     process.stdout.write(JSON.stringify({ ...result, server: serverFacts, rssGrowth: growth, ok: judged.ok, reasons: judged.reasons }, null, 2) + "\n");
   } else {
-    const header = ["route", "requests", "p50 ms", "p99 ms", "server p50", "server p99", "errors"];
-    const lines = result.routes.map((r) => [r.route, String(r.requests), String(r.p50 ?? "-"), String(r.p99 ?? "-"), String(r.server?.p50 ?? "-"), String(r.server?.p99 ?? "-"), r.errors ? `${r.errors} (${Object.entries(r.failures).map(([why, n]) => `${why} ×${n}`).join(", ")})` : "0"]);
+    const header = ["route", "requests", "measured", "p50 ms", "p99 ms", "server p50", "server p99", "errors"];
+    const lines = result.routes.map((r) => [r.route, String(r.requests), String(r.measured), String(r.p50 ?? "-"), String(r.p99 ?? "-"), String(r.server?.p50 ?? "-"), String(r.server?.p99 ?? "-"), r.errors ? `${r.errors} (${Object.entries(r.failures).map(([why, n]) => `${why} ×${n}`).join(", ")})` : "0"]);
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
     const samples = result.rss.map((s) => mb(s.bytes)).join(" ");
     process.stdout.write(
       [
@@ -531,6 +546,7 @@ async function main() {
         `soak: ${result.seconds}s at ${result.rate} operations/s, one instance, PostgreSQL${serverFacts.redis ? " + Redis" : ""}, rate limiter ${serverFacts.rateLimit ? "on" : "OFF"}; latencies after ${result.warmup}s warm-up`,
         fmt(header),
         ...lines.map(fmt),
+        ...thinTails(result.routes).map((line) => `note: ${line}`),
         `RSS MB every second: ${samples}`,
         growth ? `RSS after warm-up: ${mb(growth.baseline)} -> ${mb(growth.end)} MB (${growth.growth >= 0 ? "+" : ""}${(growth.growth * 100).toFixed(1)}%, limit +${MAX_RSS_GROWTH * 100}%)` : "RSS after warm-up: too few samples",
         judged.ok ? "PASS" : `FAIL\n${judged.reasons.map((r) => `  - ${r}`).join("\n")}`,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MAX_RSS_GROWTH, quantile, rssGrowth, verdict, type RouteFigures, type RssSample, type SoakResult } from "../../scripts/soak.js";
+import { MAX_RSS_GROWTH, P99_SAMPLES, quantile, rssGrowth, thinTails, verdict, type RouteFigures, type RssSample, type SoakResult } from "../../scripts/soak.js";
 
 /** `npm run bench:soak` decides pass or fail from its figures alone: these check that decision. */
 
 const MB = 1024 * 1024;
-const route = (name: string, extra: Partial<RouteFigures> = {}): RouteFigures => ({ route: name, requests: 100, p50: 5, p99: 20, errors: 0, failures: {}, ...extra });
+const route = (name: string, extra: Partial<RouteFigures> = {}): RouteFigures => ({ route: name, requests: 100, measured: 100, p50: 5, p99: 20, errors: 0, failures: {}, ...extra });
 /** One sample a second for `seconds`, from `start` MB growing linearly to `end` MB. */
 const rss = (seconds: number, start: number, end: number): RssSample[] =>
   Array.from({ length: seconds }, (_, i) => ({ at: i + 1, bytes: (start + ((end - start) * i) / (seconds - 1)) * MB }));
@@ -46,6 +46,16 @@ describe("npm run bench:soak: the verdict", () => {
   it("fails a run that sent nothing or could not sample memory", () => {
     expect(verdict(result({ routes: [] })).reasons).toContain("no request was sent");
     expect(verdict(result({ rss: [] })).reasons).toContain("too few RSS samples after warm-up to judge memory");
+  });
+
+  it("says which routes' p99 is only their slowest request (fewer than 100 measured)", () => {
+    // At 99 values the nearest rank of p99 is the largest; at 100 it is the second largest.
+    const values = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+    expect(quantile(values(P99_SAMPLES - 1), 0.99)).toBe(P99_SAMPLES - 1);
+    expect(quantile(values(P99_SAMPLES), 0.99)).toBe(P99_SAMPLES - 1);
+    const lines = thinTails([route("userinfo", { measured: P99_SAMPLES }), route("backup sync", { measured: 28 }), route("unmeasured", { measured: 0, p50: null, p99: null })]);
+    expect(lines).toEqual(["backup sync: p99 of 28 measured requests is the slowest of them (nearest rank; 100 or more are needed for it to be anything else)"]);
+    expect(thinTails([route("one", { measured: 1 })])[0]).toMatch(/^one: p99 of 1 measured request is/);
   });
 
   it("quantile: nearest rank", () => {
