@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { CompiledQuery, Kysely } from "kysely";
 import type pg from "pg";
 import type { DatabaseTarget } from "../env.js";
-import { lanePool, postgresDialect, rowShape, sqliteDialect, type DbOptions, type ReadRowNow, type ReadRowsNow, type RowShape, type TransactNow, type TransactSoon } from "./dialects.js";
+import { lanePool, postgresDialect, rowShape, sqliteDialect, type DbOptions, type ChangeStamp, type ReadRowNow, type ReadRowsNow, type RowShape, type TransactNow, type TransactSoon } from "./dialects.js";
 import { sqliteParameters } from "./sqlite-values.js";
 import type { Database } from "./tables.js";
 import { asKnownError, atomicallyOn, withConnectionRules, type Atomically, type Unit } from "./unit-of-work.js";
@@ -31,6 +31,13 @@ export interface DatabaseHandle {
   readonly readRowNow?: ReadRowNow;
   /** SQLite only: every row of such a read, as readRowNow reads one. */
   readonly readRowsNow?: ReadRowsNow;
+  /**
+   * SQLite only: a stamp of what the connection has seen of the database (./dialects.ts
+   * ChangeStamp; null inside a transaction). A read made under a stamp gives the same row again
+   * for as long as the stamp is unchanged, whoever writes to the file: a lane may then answer
+   * from that row instead of reading it again (about a fifth of a two-table read's cost).
+   */
+  readonly changeStamp?: ChangeStamp;
   /**
    * SQLite only: a few writes as one transaction, run at once on the connection (`begin
    * immediate`, the statements, `commit`, with no await between them, so nothing else runs in
@@ -143,6 +150,13 @@ export function createDb(target: DatabaseTarget, options: DbOptions = {}): Datab
     readRowsNow: (sql, parameters) => {
       try {
         return sqlite.readRowsNow(sql, parameters);
+      } catch (err) {
+        throw asKnownError(err);
+      }
+    },
+    changeStamp: () => {
+      try {
+        return sqlite.changeStamp();
       } catch (err) {
         throw asKnownError(err);
       }

@@ -97,6 +97,16 @@ export type ReadRowNow = (sql: string, parameters: readonly unknown[]) => Record
 export type ReadRowsNow = (sql: string, parameters: readonly unknown[]) => Record<string, unknown>[];
 
 /**
+ * What SQLite's connection has seen of the database (DatabaseHandle.changeStamp): two equal
+ * stamps mean that no connection committed a change in between (`PRAGMA data_version`, which
+ * moves on every other connection's commit, another process's included) and that this one made
+ * none (`total_changes()`, every row its statements inserted, updated or deleted, rolled back
+ * or not). null while the connection is inside a transaction: what it reads then may be rolled
+ * back without either figure moving back.
+ */
+export type ChangeStamp = () => { version: number; changes: number } | null;
+
+/**
  * Statements run at once, in one transaction of SQLite's connection (DatabaseHandle.transactNow):
  * `fn` gets `run(sql, parameters)`, which answers the rows changed. `undefined` when the
  * connection is inside another transaction (one held open across an await).
@@ -109,7 +119,7 @@ export type TransactNow = <T>(fn: (run: (sql: string, parameters: readonly unkno
  */
 export type TransactSoon = <T>(fn: (run: (sql: string, parameters: readonly unknown[]) => number) => T) => Promise<{ value: T } | undefined>;
 
-export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; readRowsNow: ReadRowsNow; transactNow: TransactNow; transactSoon: TransactSoon; checkpointer?: { stop(): Promise<void> } } {
+export function sqliteDialect(file: string, options: DbOptions): { dialect: Dialect; readRowNow: ReadRowNow; readRowsNow: ReadRowsNow; changeStamp: ChangeStamp; transactNow: TransactNow; transactSoon: TransactSoon; checkpointer?: { stop(): Promise<void> } } {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL lets readers run beside the single writer; a busy timeout queues writers instead of failing.
@@ -126,6 +136,9 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
   const checkpointer = options.backgroundCheckpoint && file !== ":memory:" ? startCheckpointer(file) : undefined;
   const database = withStatementCache(sqlite);
   const { readRowNow, readRowsNow } = rowReadersOf(sqlite);
+  const dataVersion = sqlite.prepare("pragma data_version").pluck(true);
+  const totalChanges = sqlite.prepare("select total_changes()").pluck(true);
+  const changeStamp: ChangeStamp = () => (sqlite.inTransaction ? null : { version: dataVersion.get() as number, changes: totalChanges.get() as number });
   const run = (sql: string, parameters: readonly unknown[]) => (database.prepare(sql) as unknown as SQLite.Statement).run(...parameters.map(sqliteValue)).changes;
   const begin = sqlite.prepare("begin immediate");
   const commit = sqlite.prepare("commit");
@@ -178,7 +191,7 @@ export function sqliteDialect(file: string, options: DbOptions): { dialect: Dial
       }
       queue.push({ fn, ok: ok as Queued["ok"], fail });
     });
-  return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, transactNow, transactSoon, checkpointer };
+  return { dialect: new SqliteDialect({ database }), readRowNow, readRowsNow, changeStamp, transactNow, transactSoon, checkpointer };
 }
 
 export type RowShape = (values: readonly unknown[]) => Record<string, unknown>;

@@ -135,25 +135,45 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
     for (const c of shownColumns) if (!Object.is(a[c.alias], b[c.alias])) return false;
     return true;
   };
-  return (sessionToken: string): Awaitable<SessionJson | null> =>
-    thenOrNow(read([sessionToken]), (row) => {
+  const found = (sessionToken: string, row: Record<string, unknown>): SessionJson => {
+    const expires = row[`s${expiresAt}`];
+    return {
+      expiresAt: typeof expires === "string" ? Date.parse(expires) : (expires as Date | number).valueOf(),
+      value(table, key) {
+        const c = byKey[table].get(key);
+        return c ? valueOf(c, row[c.alias]) : undefined;
+      },
+      json(replace) {
+        const kept = last.get(sessionToken);
+        if (kept && sameReplacement(kept.replace, replace) && sameValues(kept.row, row)) return kept.json;
+        const json = `{"session":${written(row, session, replace)},"user":${written(row, user)}}`;
+        keep(last, sessionToken, { row, replace, json }, LAST_ANSWERS);
+        return json;
+      },
+    };
+  };
+  /**
+   * On SQLite, the last row read for each token with the connection's change stamp taken just
+   * before the read: while the stamp is the same, nothing in the database has changed since
+   * (no commit by any connection or process, no write by this one), so that row is what the
+   * read would give again. Any write anywhere moves the stamp, and the next request reads.
+   */
+  const lastRead = new Map<string, { version: number; changes: number; row: Record<string, unknown> }>();
+  const { changeStamp } = database;
+  return (sessionToken: string): Awaitable<SessionJson | null> => {
+    // Taken before the read: a commit between the two then moves the stamp the row is kept
+    // under, and the next request reads again.
+    const stamp = changeStamp ? changeStamp() : null;
+    if (stamp) {
+      const kept = lastRead.get(sessionToken);
+      if (kept && kept.version === stamp.version && kept.changes === stamp.changes) return found(sessionToken, kept.row);
+    }
+    return thenOrNow(read([sessionToken]), (row) => {
       if (!row) return null;
-      const expires = row[`s${expiresAt}`];
-      return {
-        expiresAt: typeof expires === "string" ? Date.parse(expires) : (expires as Date | number).valueOf(),
-        value(table, key) {
-          const c = byKey[table].get(key);
-          return c ? valueOf(c, row[c.alias]) : undefined;
-        },
-        json(replace) {
-          const kept = last.get(sessionToken);
-          if (kept && sameReplacement(kept.replace, replace) && sameValues(kept.row, row)) return kept.json;
-          const json = `{"session":${written(row, session, replace)},"user":${written(row, user)}}`;
-          keep(last, sessionToken, { row, replace, json }, LAST_ANSWERS);
-          return json;
-        },
-      };
+      if (stamp) keep(lastRead, sessionToken, { version: stamp.version, changes: stamp.changes, row }, LAST_ANSWERS);
+      return found(sessionToken, row);
     });
+  };
 }
 
 /** The most tokens sessionJsonReader keeps a last answer for (the oldest is dropped first). */
@@ -168,7 +188,7 @@ function sameReplacement(a: Record<string, unknown> | undefined, b: Record<strin
   return true;
 }
 
-type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type">;
+type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type"> & Partial<Pick<DatabaseHandle, "changeStamp">>;
 
 /** The statement behind both readers, with the columns it selects (as `s0..`, `u0..`). */
 function sessionWithUserStatement(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">) {

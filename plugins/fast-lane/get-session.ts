@@ -24,10 +24,13 @@ import { storedSessionReads, type StoredRead, type StoredSession } from "./store
  *   - a session that exists, has not expired and is not due for its sliding refresh
  *     (`updateAge`: better-auth then extends it and sets the cookie again).
  * Anything else (no cookie, a bad signature, an expired session, a refresh due, a query string)
- * goes to better-auth's endpoint. Nothing is cached: each answer reads the session, so a signed-out
- * or revoked session is gone at once on every instance. What is kept is only the writing out: when
- * the read gives back the very values (or copy and revocation mark) the last answer for that token
- * was made of, those bytes answer again, after the expiry and sliding-refresh check of this moment.
+ * goes to better-auth's endpoint. Nothing is cached past a change: each answer reads the session,
+ * so a signed-out or revoked session is gone at once on every instance. On SQLite the read is
+ * skipped while the database is unchanged since the last one for that token (lib/db ChangeStamp:
+ * no commit by any connection or process, no write by this one), and that row, which a read
+ * would give again, answers. What else is kept is only the writing out: when the read gives back
+ * the very values (or copy and revocation mark) the last answer for that token was made of, those
+ * bytes answer again, after the expiry and sliding-refresh check of this moment.
  */
 /** What this route reads of better-auth's context (`auth.$context`). */
 export type FastSessionContext = Pick<AuthContext, "sessionConfig" | "authCookies" | "secret" | "tables"> & {

@@ -105,7 +105,7 @@ export async function authorizationCodeFlow(base: string, cookie: string, { clie
   return tok.json as { access_token: string; refresh_token: string };
 }
 
-export async function setUp(base: string, refreshChains: number, introspectors = 8, sessions = 8): Promise<Fixture> {
+export async function setUp(base: string, refreshChains: number, introspectors = 8, sessions = 16): Promise<Fixture> {
   const email = `bench-${Date.now().toString(36)}@example.com`;
   const signUp = await call(base, "/api/auth/sign-up/email", { body: { name: "Bench Person", email, password: "correct horse battery staple" } });
   must(signUp.status === 200, "sign-up", signUp);

@@ -333,3 +333,56 @@ describe("the lanes' SQLite rows (readRowNow, readRowsNow)", () => {
     await database.close();
   });
 });
+
+describe("SQLite's change stamp (changeStamp)", () => {
+  it("moves on every write of this connection and every commit of another, reads leave it, and a transaction has none", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idp-db-"));
+    dirs.push(dir);
+    const file = join(dir, "stamp.sqlite");
+    const database = createDb({ kind: "sqlite", file });
+    await sql`create table stamped (id integer primary key, v text)`.execute(database.db);
+    const stamp = () => database.changeStamp!();
+    const same = (a: ReturnType<typeof stamp>, b: ReturnType<typeof stamp>) => a !== null && b !== null && a.version === b.version && a.changes === b.changes;
+
+    const start = stamp();
+    expect(start).not.toBeNull();
+    // Reads, through either path, leave it as it is.
+    database.readRowNow!("select count(*) as n from stamped", []);
+    await sql`select * from stamped`.execute(database.db);
+    expect(same(stamp(), start)).toBe(true);
+
+    // This connection's write, through Kysely or the lanes' transactions.
+    await sql`insert into stamped (v) values ('mine')`.execute(database.db);
+    const afterMine = stamp();
+    expect(same(afterMine, start)).toBe(false);
+    database.transactNow!((run) => run("update stamped set v = ? where v = ?", ["mine again", "mine"]));
+    const afterLane = stamp();
+    expect(same(afterLane, afterMine)).toBe(false);
+
+    // Another connection's commit (another process on the same file), and its read does nothing.
+    const other = new SQLite(file);
+    other.prepare("select count(*) from stamped").get();
+    expect(same(stamp(), afterLane)).toBe(true);
+    other.prepare("update stamped set v = 'theirs'").run();
+    const afterTheirs = stamp();
+    expect(same(afterTheirs, afterLane)).toBe(false);
+    // A rolled-back transaction of another connection commits nothing.
+    other.exec("begin immediate; update stamped set v = 'never'; rollback");
+    expect(same(stamp(), afterTheirs)).toBe(true);
+    other.close();
+
+    // Inside a transaction of this connection: none (what is read may still be rolled back).
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`update stamped set v = 'rolled back'`.execute(trx);
+        expect(stamp()).toBeNull();
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    // Rolled back, yet the stamp moved: the row read inside may have been the rolled-back one.
+    expect(database.readRowNow!("select v from stamped", [])!.v).toBe("theirs");
+    expect(same(stamp(), afterTheirs)).toBe(false);
+    await database.close();
+  });
+});

@@ -6,6 +6,7 @@ import { sessionWithUserReader } from "../../plugins/core-store/sessions.js";
 import { getSessionLaneRoute, type FastSessionContext } from "../../plugins/fast-lane/get-session.js";
 import { documentLaneRoute } from "../../routes/fast-lane.js";
 import { Hono } from "hono";
+import SQLite from "better-sqlite3";
 
 /**
  * lib/fast-lane.ts answers discovery and JWKS before the Hono app: the same body and headers as
@@ -31,6 +32,9 @@ async function expectAppBytes(route: { answer: ReturnType<typeof getSessionLaneR
   expect(lane, state).not.toBeNull();
   expect(lane!.body, state).toBe(await app.text());
 }
+
+/** The session token a signed session cookie carries. */
+const tokenOfCookie = (cookie: string) => decodeURIComponent(/session_token=([^.;]+)/.exec(cookie)![1]!);
 
 /** A new person signed up by e-mail: the session cookie, its token and the user's id. */
 async function signUp(prefix: string) {
@@ -195,8 +199,24 @@ describe("fast get-session", () => {
     expect(changed.session.userAgent).toBe("changed/1.0");
     expect((await answer(secondCookie)).session.userAgent).not.toBe("changed/1.0");
     await expectAppBytes(route, first.cookie, "after the changes");
-    await server.db.deleteFrom("session").where("token", "=", first.token).execute();
-    expect(await route.answer({ headers: { cookie: first.cookie }, body: "" })).toBeNull();
+
+    // Another process on the same file (here another connection): its commit, too, is in the
+    // very next answer, and so is its sign-out.
+    const file = server.database.readRowNow!("select file from pragma_database_list where name = 'main'", [])!.file as string;
+    const other = new SQLite(file);
+    try {
+      expect(await answer(first.cookie)).toEqual(await answer(first.cookie));
+      other.prepare(`update "user" set "name" = ? where "id" = ?`).run("Renamed Elsewhere", first.userId);
+      expect((await answer(first.cookie)).user.name).toBe("Renamed Elsewhere");
+      expect((await answer(secondCookie)).user.name).toBe("Renamed Elsewhere");
+      other.prepare(`delete from "session" where "token" = ?`).run(first.token);
+      expect(await route.answer({ headers: { cookie: first.cookie }, body: "" })).toBeNull();
+      expect((await answer(secondCookie)).user.name).toBe("Renamed Elsewhere");
+    } finally {
+      other.close();
+    }
+    await server.db.deleteFrom("session").where("token", "=", tokenOfCookie(secondCookie)).execute();
+    expect(await route.answer({ headers: { cookie: secondCookie }, body: "" })).toBeNull();
   });
 
   it("the current tier, a signed-out session and a made-up cookie answer as better-auth does", async () => {
