@@ -538,7 +538,7 @@ async function main() {
     const header = ["route", "requests", "measured", "p50 ms", "p99 ms", "server p50", "server p99", "errors"];
     const lines = result.routes.map((r) => [r.route, String(r.requests), String(r.measured), String(r.p50 ?? "-"), String(r.p99 ?? "-"), String(r.server?.p50 ?? "-"), String(r.server?.p99 ?? "-"), r.errors ? `${r.errors} (${Object.entries(r.failures).map(([why, n]) => `${why} ×${n}`).join(", ")})` : "0"]);
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 || i === header.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
     const samples = result.rss.map((s) => mb(s.bytes)).join(" ");
     process.stdout.write(
       [

@@ -145,7 +145,8 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
       },
       json(replace) {
         const kept = last.get(sessionToken);
-        if (kept && sameReplacement(kept.replace, replace) && sameValues(kept.row, row)) return kept.json;
+        // The very row (kept under an unchanged stamp) needs no comparing.
+        if (kept && sameReplacement(kept.replace, replace) && (kept.row === row || sameValues(kept.row, row))) return kept.json;
         const json = `{"session":${written(row, session, replace)},"user":${written(row, user)}}`;
         keep(last, sessionToken, { row, replace, json }, LAST_ANSWERS);
         return json;
@@ -158,7 +159,7 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
    * (no commit by any connection or process, no write by this one), so that row is what the
    * read would give again. Any write anywhere moves the stamp, and the next request reads.
    */
-  const lastRead = new Map<string, { version: number; changes: number; row: Record<string, unknown> }>();
+  const lastRead = new Map<string, { stamp: { version: number; changes: number }; row: Record<string, unknown> }>();
   const { changeStamp } = database;
   return (sessionToken: string): Awaitable<SessionJson | null> => {
     // Taken before the read: a commit between the two then moves the stamp the row is kept
@@ -166,11 +167,11 @@ export function sessionJsonReader(database: SessionDatabase, tables: Pick<Better
     const stamp = changeStamp ? changeStamp() : null;
     if (stamp) {
       const kept = lastRead.get(sessionToken);
-      if (kept && kept.version === stamp.version && kept.changes === stamp.changes) return found(sessionToken, kept.row);
+      if (kept && kept.stamp.version === stamp.version && kept.stamp.changes === stamp.changes) return found(sessionToken, kept.row);
     }
     return thenOrNow(read([sessionToken]), (row) => {
       if (!row) return null;
-      if (stamp) keep(lastRead, sessionToken, { version: stamp.version, changes: stamp.changes, row }, LAST_ANSWERS);
+      if (stamp) keep(lastRead, sessionToken, { stamp, row }, LAST_ANSWERS);
       return found(sessionToken, row);
     });
   };
@@ -188,7 +189,7 @@ function sameReplacement(a: Record<string, unknown> | undefined, b: Record<strin
   return true;
 }
 
-type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type"> & Partial<Pick<DatabaseHandle, "changeStamp">>;
+type SessionDatabase = Pick<DatabaseHandle, "db" | "readRowNow" | "queryPrepared" | "type" | "changeStamp">;
 
 /** The statement behind both readers, with the columns it selects (as `s0..`, `u0..`). */
 function sessionWithUserStatement(database: SessionDatabase, tables: Pick<BetterAuthDBSchema, "session" | "user">) {
